@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# boot.sh [options] [CMD]: boot a built kernel under QEMU with the
+# project's initramfs, run CMD (a shell command line) in the guest, print
+# its output, and exit with its exit status.
+#
+#   -k ID       build to boot (build/obj/ID; default: profiling)
+#   -m SIZE     guest memory, QEMU syntax (default 512M)
+#   -c N        vCPUs (default 2)
+#   -n N        NUMA nodes; memory is split evenly, CPUs round robin
+#   -a ARGS     extra kernel command line
+#   -t SECS     hard timeout of the whole boot (default 300)
+#   -i          -icount shift=0: the guest clock counts instructions
+#   -o DIR      keep console.log, out.log, status there (default
+#               build/boot/last)
+#   -q          do not print the guest's output (it stays in DIR/out.log)
+#   -d          dry run: print the QEMU command line and stop
+#
+# Environment equivalents: KERNEL MEM CPUS NUMA APPEND TIMEOUT ICOUNT OUT
+# QUIET DRYRUN, and CMD. ACCEL=kvm uses KVM (the default is TCG: KVM is
+# not usable on every machine, and -icount needs TCG).
+#
+# Exit status: the command's own, or 124 when the timeout fired and 125
+# when the guest died without reporting one (a panic); the message says
+# which and where the console log is.
+STEP=boot
+. "$(dirname "$0")/lib.sh"
+
+KERNEL=${KERNEL:-profiling}
+MEM=${MEM:-512M}
+CPUS=${CPUS:-2}
+NUMA=${NUMA:-1}
+APPEND=${APPEND:-}
+TIMEOUT=${TIMEOUT:-300}
+ICOUNT=${ICOUNT:-0}
+OUT=${OUT:-$BUILD/boot/last}
+QUIET=${QUIET:-0}
+DRYRUN=${DRYRUN:-0}
+ACCEL=${ACCEL:-tcg}
+CMD=${CMD:-}
+
+usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+while getopts "k:m:c:n:a:t:o:iqdh" opt; do
+	case $opt in
+	k) KERNEL=$OPTARG ;;
+	m) MEM=$OPTARG ;;
+	c) CPUS=$OPTARG ;;
+	n) NUMA=$OPTARG ;;
+	a) APPEND=$OPTARG ;;
+	t) TIMEOUT=$OPTARG ;;
+	o) OUT=$OPTARG ;;
+	i) ICOUNT=1 ;;
+	q) QUIET=1 ;;
+	d) DRYRUN=1 ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || CMD="$*"
+[ -n "$CMD" ] || CMD="cat /proc/version"
+
+case "$CPUS$NUMA$TIMEOUT" in *[!0-9]*) die "-c, -n and -t take whole numbers" "e.g. -c 2 -n 2 -t 300" ;; esac
+[ "$NUMA" -ge 1 ] && [ "$CPUS" -ge 1 ] && [ "$TIMEOUT" -ge 1 ] ||
+	die "-c, -n and -t must be at least 1" "e.g. -c 2 -n 2 -t 300"
+mem_mib=$(numfmt --from=iec "${MEM%B}" 2>/dev/null) ||
+	die "guest memory '$MEM' is not a size" "use QEMU's syntax, e.g. 512M or 4G"
+mem_mib=$((mem_mib / 1048576))
+[ "$((mem_mib % NUMA))" -eq 0 ] || die "$MEM does not split evenly over $NUMA NUMA nodes" "pick a multiple"
+
+obj=$BUILD/obj/$KERNEL
+kernel=$obj/arch/x86/boot/bzImage
+if [ "$DRYRUN" != 1 ]; then
+	[ -f "$obj/.pftag-built" ] && [ -f "$kernel" ] ||
+		die "kernel build '$KERNEL' is missing (no $kernel)" "run 'make build CONFIG=${KERNEL%%+*}'"
+	[ -f "$obj/initramfs.cpio" ] || "$TOP/scripts/initramfs.sh" "$KERNEL"
+	command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 is not installed" "run 'make deps' (as root)"
+fi
+
+qemu=(qemu-system-x86_64 -machine pc -accel "$ACCEL" -cpu max -m "${mem_mib}M" -smp "$CPUS"
+	-nodefaults -display none -no-reboot
+	-kernel "$kernel" -initrd "$OUT/initrd.cpio"
+	-serial "file:$OUT/console.log" -serial "file:$OUT/out.log" -serial "file:$OUT/status"
+	-append "console=ttyS0 panic=-1 rdinit=/init $APPEND")
+[ "$ICOUNT" != 1 ] || qemu+=(-icount shift=0,sleep=off)
+if [ "$NUMA" -gt 1 ]; then
+	for ((n = 0; n < NUMA; n++)); do
+		cpus=""
+		for ((c = n; c < CPUS; c += NUMA)); do cpus="$cpus,cpus=$c"; done
+		qemu+=(-object "memory-backend-ram,id=m$n,size=$((mem_mib / NUMA))M"
+			-numa "node,nodeid=$n,memdev=m$n$cpus")
+	done
+fi
+
+if [ "$DRYRUN" = 1 ]; then
+	printf '%q ' timeout -k 5 "$TIMEOUT" "${qemu[@]}"
+	echo
+	exit 0
+fi
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+: > "$OUT/out.log"
+# The per-boot part of the initramfs: /run.sh, appended to the build's
+# archive (the kernel unpacks concatenated archives in order).
+mkdir -p "$OUT/run.d"
+printf '%s\n' "$CMD" > "$OUT/run.d/run.sh"
+(cd "$OUT/run.d" && echo run.sh | cpio -o -H newc --quiet -R 0:0) > "$OUT/run.cpio"
+cat "$obj/initramfs.cpio" "$OUT/run.cpio" > "$OUT/initrd.cpio"
+printf '%q ' timeout -k 5 "$TIMEOUT" "${qemu[@]}" > "$OUT/qemu.cmd"
+
+start=$(date +%s.%N)
+timeout -k 5 "$TIMEOUT" "${qemu[@]}" > "$OUT/qemu.log" 2>&1 &
+qpid=$!
+if [ "$QUIET" != 1 ]; then
+	tail -n +1 -F --pid=$qpid "$OUT/out.log" 2> /dev/null &
+	tpid=$!
+fi
+qrc=0
+wait $qpid || qrc=$?
+[ "$QUIET" = 1 ] || wait "$tpid" || true
+rm -f "$OUT/initrd.cpio" "$OUT/run.cpio"
+rm -rf "$OUT/run.d"
+printf 'seconds=%.1f\n' "$(echo "$(date +%s.%N) - $start" | bc)" > "$OUT/time"
+
+status=$(sed -n 's/^exit=\([0-9]*\).*/\1/p' "$OUT/status" 2>/dev/null | tail -n 1)
+if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
+	printf '%s: error: %s\n%s: way out: %s\n' "$STEP" \
+		"the guest did not finish within $TIMEOUT s and was killed (console: $OUT/console.log)" "$STEP" \
+		"look at the end of the console log for a hang; raise the limit with -t or TIMEOUT= if it was only slow" >&2
+	tail -n 5 "$OUT/console.log" >&2 2>/dev/null || true
+	exit 124
+fi
+if [ -z "$status" ]; then
+	why="the guest stopped without reporting an exit status"
+	panic=$(grep -m1 -E 'Kernel panic|BUG:|Oops' "$OUT/console.log" 2>/dev/null || true)
+	[ -z "$panic" ] || why="the kernel died: $panic"
+	[ "$qrc" -eq 0 ] || why="$why (qemu exited $qrc: $(head -c 300 "$OUT/qemu.log"))"
+	printf '%s: error: %s\n%s: console log: %s\n' "$STEP" "$why" "$STEP" "$OUT/console.log" >&2
+	tail -n 15 "$OUT/console.log" >&2 2>/dev/null || true
+	exit 125
+fi
+exit "$status"

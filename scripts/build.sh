@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# build.sh NAME: configure and build the assembled tree ($TREE) out of
+# tree into build/obj/NAME, kernel and modules, with ccache.
+#
+# NAME selects scripts/config/NAME.config on top of base.config and
+# mm.config; FRAGMENTS="a b" adds scripts/config/a.config ... (or paths)
+# after it, and the build directory becomes build/obj/NAME+a+b.
+# The kernel release carries the suffix -pftag-NAME[-a-b], so `uname -r`
+# in the guest names the build that booted.
+STEP=build
+. "$(dirname "$0")/lib.sh"
+
+name=${1:?usage: build.sh NAME}
+FRAGMENTS=${FRAGMENTS:-}
+
+frag_path() {
+	case "$1" in
+	*/*) echo "$1" ;;
+	*) echo "$TOP/scripts/config/$1.config" ;;
+	esac
+}
+frags=()
+for f in base mm "$name" $FRAGMENTS; do
+	p=$(frag_path "$f")
+	[ -f "$p" ] || die "config fragment $p does not exist" \
+		"use one of: $(cd "$TOP/scripts/config" && ls *.config | sed 's/\.config$//' | tr '\n' ' ')"
+	frags+=("$p")
+done
+id=$(obj_id "$name" "$FRAGMENTS")
+obj=$BUILD/obj/$id
+suffix="-pftag-${id//+/-}"
+
+command -v ccache > /dev/null || die "ccache is not installed" "run 'make deps' (as root)"
+[ -d "$TREE/.git" ] || die "$TREE is not assembled" "run 'make assemble'"
+
+kmake() {
+	make -C "$TREE" O="$obj" -j"$(nproc)" CC="ccache gcc" HOSTCC="ccache gcc" \
+		KBUILD_BUILD_TIMESTAMP="2024-11-17 00:00:00 UTC" KBUILD_BUILD_USER=pftag \
+		KBUILD_BUILD_HOST=build LOCALVERSION= ${V:+V=$V} "$@"
+}
+
+# 1. Configuration: tinyconfig, then the fragments in order, then
+#    olddefconfig; redone only when a fragment or the tree changed.
+mkdir -p "$obj"
+want=$( { cat "${frags[@]}"; echo "$suffix"; git -C "$TREE" rev-parse HEAD; } | sha1sum | cut -c1-40)
+if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.pftag-config" 2>/dev/null)" != "$want" ]; then
+	rm -f "$obj/.pftag-config"
+	note "configuring $id from: ${frags[*]#"$TOP"/}"
+	kmake -s tinyconfig > "$obj/config.log" 2>&1 ||
+		die "make tinyconfig failed (see $obj/config.log)" "check the assembled tree with 'make assemble'"
+	{ cat "${frags[@]}"; echo "CONFIG_LOCALVERSION=\"$suffix\""; } >> "$obj/.config"
+	kmake -s olddefconfig >> "$obj/config.log" 2>&1 ||
+		die "make olddefconfig failed (see $obj/config.log)" "fix the fragment it names"
+	if ! STEP=config "$TOP/scripts/check-config.sh" "$obj/.config" "${frags[@]}"; then
+		mv "$obj/.config" "$obj/.config.rejected"
+		exit 1
+	fi
+	echo "$want" > "$obj/.pftag-config"
+fi
+
+# 2. Kernel and modules.
+note "building $id in ${obj#"$TOP"/} (log: ${obj#"$TOP"/}/build.log)"
+rm -f "$obj/.pftag-built"
+if ! kmake bzImage modules > "$obj/build.log" 2>&1; then
+	grep -E 'error|Error' "$obj/build.log" | head -20 >&2
+	die "the kernel build failed (full log: $obj/build.log)" "fix the error above in $TREE, then 'make export'"
+fi
+rm -rf "$obj/modroot"
+kmake -s INSTALL_MOD_PATH="$obj/modroot" INSTALL_MOD_STRIP=1 modules_install >> "$obj/build.log" 2>&1 ||
+	die "modules_install failed (see $obj/build.log)" "check the free disk space and retry"
+release=$(kmake -s kernelrelease 2>/dev/null)
+echo "$release" > "$obj/.pftag-built"
+note "built $release: ${obj#"$TOP"/}/arch/x86/boot/bzImage"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# initramfs.sh ID: the guest's root file system for build/obj/ID:
+# Debian's static busybox, /init, the build's modules, and the project's
+# guest files under /opt/pftag. Written to build/obj/ID/initramfs.cpio.
+STEP=initramfs
+. "$(dirname "$0")/lib.sh"
+
+id=${1:?usage: initramfs.sh ID}
+obj=$BUILD/obj/$id
+[ -f "$obj/.pftag-built" ] || die "build/obj/$id is not built" "run 'make build CONFIG=${id%%+*}'"
+busybox=${BUSYBOX:-/bin/busybox}
+file -L "$busybox" | grep -q 'statically linked' ||
+	die "$busybox is not a static busybox" "install Debian's busybox-static (make deps)"
+
+root=$obj/initramfs.d
+rm -rf "$root" "$obj/initramfs.cpio"
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,etc,opt/pftag/bin}
+cp "$busybox" "$root/bin/busybox"
+for applet in $("$busybox" --list-full); do
+	[ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
+done
+install -m 755 "$TOP/scripts/guest/init" "$root/init"
+[ ! -d "$obj/modroot/lib" ] || cp -a "$obj/modroot/lib" "$root/"
+# Guest-side scripts and static test programs of the project.
+for d in "$TOP/scripts/guest" "$BUILD/guest"; do
+	[ -d "$d" ] || continue
+	find "$d" -maxdepth 1 -type f ! -name init -exec cp {} "$root/opt/pftag/bin/" \;
+done
+chmod -R a+rX "$root/opt/pftag"
+(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null --reproducible -o -H newc --quiet -R 0:0) > "$obj/initramfs.cpio.new" ||
+	die "cpio failed" "check the free disk space"
+mv "$obj/initramfs.cpio.new" "$obj/initramfs.cpio"

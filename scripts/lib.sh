@@ -1,0 +1,58 @@
+# Shared helpers of the project's scripts. Source it; do not run it.
+# shellcheck shell=bash
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+STEP=${STEP:-$(basename "$0" .sh)}
+
+# The kernel release the series is made for, recorded in one place.
+SERIES_KERNEL=$(cat "$TOP/scripts/KERNEL_VERSION")
+TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+TREE=${TREE:-$BUILD/linux}
+# Directories of the project whose files are new kernel files at the
+# same path (the overlay).
+OVERLAY_DIRS="mm include"
+
+# die MESSAGE [WAY-OUT]: stop this step with a message naming it and the
+# way out, and a non-zero exit.
+die() {
+	printf '%s: error: %s\n' "$STEP" "$1" >&2
+	[ $# -lt 2 ] || printf '%s: way out: %s\n' "$STEP" "$2" >&2
+	exit 1
+}
+
+note() {
+	printf '%s: %s\n' "$STEP" "$*" >&2
+}
+
+# Print the version (VERSION.PATCHLEVEL.SUBLEVEL) of a kernel tree's Makefile.
+tree_version() {
+	awk '/^VERSION =/ {v=$3} /^PATCHLEVEL =/ {p=$3} /^SUBLEVEL =/ {s=$3}
+	     END { if (v == "") exit 1; print v "." p "." s }' "$1/Makefile"
+}
+
+# Every file of the overlay, relative to $TOP, sorted.
+overlay_files() {
+	local d
+	for d in $OVERLAY_DIRS; do
+		[ -d "$TOP/$d" ] || continue
+		(cd "$TOP" && find "$d" -type f)
+	done | LC_ALL=C sort
+}
+
+# Patch names listed in a series file, in order (comments and blanks skipped).
+series_patches() {
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$1"
+}
+
+# The build directory name of config NAME with extra FRAGMENTS.
+obj_id() {
+	local id=$1 f
+	for f in $2; do
+		f=$(basename "$f" .config)
+		id="$id+$f"
+	done
+	echo "$id"
+}
