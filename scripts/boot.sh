@@ -91,8 +91,7 @@ if [ "$NUMA" -gt 1 ]; then
 fi
 
 if [ "$DRYRUN" = 1 ]; then
-	printf '%q ' timeout -k 5 "$TIMEOUT" "${qemu[@]}"
-	echo
+	show_cmd timeout -k 5 "$TIMEOUT" "${qemu[@]}"
 	exit 0
 fi
 
@@ -105,7 +104,7 @@ mkdir -p "$OUT/run.d"
 printf '%s\n' "$CMD" > "$OUT/run.d/run.sh"
 (cd "$OUT/run.d" && echo run.sh | cpio -o -H newc --quiet -R 0:0) > "$OUT/run.cpio"
 cat "$obj/initramfs.cpio" "$OUT/run.cpio" > "$OUT/initrd.cpio"
-printf '%q ' timeout -k 5 "$TIMEOUT" "${qemu[@]}" > "$OUT/qemu.cmd"
+show_cmd timeout -k 5 "$TIMEOUT" "${qemu[@]}" > "$OUT/qemu.cmd"
 
 start=$(date +%s.%N)
 timeout -k 5 "$TIMEOUT" "${qemu[@]}" > "$OUT/qemu.log" 2>&1 &

@@ -25,7 +25,7 @@ awk '
 		want[$2] = "n"; line[$2] = FILENAME ":" FNR; reason[$2] = why; why = ""; next
 	}
 	/^#/ { r = $0; sub(/^#[[:space:]]*/, "", r); why = why (why == "" ? "" : " ") r; next }
-	/^CONFIG_[A-Za-z0-9_]+=/ {
+	/^CONFIG_[A-Za-z0-9_]+=([ymn]|-?[0-9]+|0x[0-9a-fA-F]+|"([^"\\]|\\.)*")$/ {
 		sym = $0; sub(/=.*/, "", sym)
 		want[sym] = $0; line[sym] = FILENAME ":" FNR; reason[sym] = why; why = ""; next
 	}

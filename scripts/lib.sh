@@ -56,3 +56,14 @@ obj_id() {
 	done
 	echo "$id"
 }
+
+# Print a command line so that it can be pasted into a shell.
+show_cmd() {
+	local a sep=""
+	for a in "$@"; do
+		if [[ $a =~ ^[A-Za-z0-9_./:=,+@%-]+$ ]]; then printf '%s%s' "$sep" "$a"
+		else printf "%s'%s'" "$sep" "${a//\'/\'\\\'\'}"; fi
+		sep=" "
+	done
+	echo
+}

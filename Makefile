@@ -1,0 +1,62 @@
+# Page allocation tags in page->flags: build, boot and test.
+# `make help` lists the targets. V=1 shows the kernel build's commands.
+
+SHELL := /bin/bash
+CONFIG ?= profiling
+FRAGMENTS ?=
+ID := $(CONFIG)$(foreach f,$(FRAGMENTS),+$(basename $(notdir $(f))))
+export V FRAGMENTS
+
+# Guest options of `make boot`, passed to scripts/boot.sh as they are.
+export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
+
+.PHONY: help deps assemble export check-export build initramfs boot run test clean distclean
+
+help:
+	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
+	@echo 'make test         every test; prints "N passed, N failed", non-zero on failure'
+	@echo 'make boot CMD=... run CMD in a guest; APPEND= MEM= CPUS= NUMA= TIMEOUT= ICOUNT=1'
+	@echo '                  CONFIG= FRAGMENTS= select the kernel (default: profiling)'
+	@echo 'make build        configure and build CONFIG (profiling|baseline) + FRAGMENTS'
+	@echo 'make assemble     build/linux = linux-source + overlay + patches/series'
+	@echo 'make export       write build/linux (base..HEAD) back to patches/ and the overlay'
+	@echo 'make check-export fail when build/linux and patches/ + overlay disagree'
+	@echo 'make deps         install the Debian packages that are missing (root)'
+	@echo 'make clean        remove the build outputs, keep build/linux and ccache'
+	@echo 'make distclean    remove build/ entirely'
+
+deps:
+	@scripts/deps.sh
+
+assemble: deps
+	@scripts/assemble.sh
+
+export:
+	@scripts/export.sh
+
+check-export: assemble
+	@tests/host/check-export.sh
+
+build: assemble
+	@scripts/build.sh $(CONFIG)
+
+initramfs: build
+	@scripts/initramfs.sh $(ID)
+
+boot: initramfs
+	@scripts/boot.sh -k $(ID)
+
+run: initramfs
+	@scripts/boot.sh -k $(ID) -q -o build/boot/run /opt/pftag/bin/show-profile; \
+	rc=$$?; cat build/boot/run/out.log; \
+	[ $$rc = 0 ] || echo "make run: the guest reported exit status $$rc (logs in build/boot/run)" >&2; \
+	exit $$rc
+
+test: deps assemble
+	@tests/run.sh
+
+clean:
+	rm -rf build/obj build/boot build/guest build/test
+
+distclean:
+	rm -rf build

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# export.sh [DIR]: write the series of $TREE (base..HEAD) back into the
+# project: each commit's edits of existing files become a patch in
+# DIR/patches/ (git format-patch), every file the series adds becomes an
+# overlay file at its kernel path under DIR (mm/, include/). DIR defaults
+# to the project top. patches/series keeps the comment lines that stood
+# before each patch.
+STEP=export
+. "$(dirname "$0")/lib.sh"
+
+out=${1:-$TOP}
+[ -d "$TREE/.git" ] || die "$TREE is not assembled" "run 'make assemble'"
+git_() { git -C "$TREE" -c core.abbrev=12 -c diff.renames=true -c diff.algorithm=myers \
+	-c diff.noprefix=false -c diff.mnemonicPrefix=false -c format.signature= "$@"; }
+
+[ -z "$(git_ status --porcelain --untracked-files=no)" ] ||
+	die "$TREE has uncommitted edits" "commit them (git commit or git commit --fixup, then git rebase -i base) and export again"
+
+mapfile -t added < <(git_ diff --name-only --diff-filter=A base HEAD)
+for f in "${added[@]}"; do
+	ok=0
+	for d in $OVERLAY_DIRS; do
+		case "$f" in "$d"/*) ok=1 ;; esac
+	done
+	[ "$ok" = 1 ] || die "the series adds $f, outside the overlay directories ($OVERLAY_DIRS)" \
+		"put new kernel files under one of them, or add the directory to OVERLAY_DIRS in scripts/lib.sh"
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/patches"
+excl=()
+for f in "${added[@]}"; do excl+=(":(exclude)$f"); done
+git_ format-patch -q --zero-commit --no-signature -N -o "$tmp/patches" base..HEAD -- . "${excl[@]}"
+
+# The series file: every patch keeps the comment lines that stood before
+# it (the group headings); a new first patch inherits the file's head.
+old="$TOP/patches/series"
+[ -f "$old" ] || : > "$tmp/old-series"
+[ ! -f "$old" ] || cp "$old" "$tmp/old-series"
+(cd "$tmp/patches" && find . -name '*.patch' | sed 's|^\./||' | LC_ALL=C sort) |
+awk '
+	FNR == NR {
+		if ($0 ~ /^[[:space:]]*(#|$)/) { block = block $0 "\n"; next }
+		name = $0; sub(/[[:space:]]*#.*/, "", name)
+		if (first == "") first = name
+		blocks[name] = block; block = ""
+		next
+	}
+	{
+		if (FNR == 1 && first == "") { printf "%s", block; block = "" }
+		else if ($0 in blocks) printf "%s", blocks[$0]
+		else if (FNR == 1) printf "%s", blocks[first]
+		print
+	}
+	END { printf "%s", block }
+' "$tmp/old-series" - > "$tmp/patches/series"
+
+if [ "$out" = "$TOP" ]; then
+	rm -f "$TOP"/patches/*.patch
+else
+	mkdir -p "$out/patches"
+fi
+cp "$tmp"/patches/* "$out/patches/"
+for d in $OVERLAY_DIRS; do
+	[ "$out" != "$TOP" ] || rm -rf "${TOP:?}/$d"
+done
+for f in "${added[@]}"; do
+	mkdir -p "$out/$(dirname "$f")"
+	git_ show "HEAD:$f" > "$out/$f"
+	[ "$(git_ ls-tree HEAD -- "$f" | cut -c1-6)" != 100755 ] || chmod +x "$out/$f"
+done
+n=$(series_patches "$tmp/patches/series" | wc -l)
+note "exported $n patches and ${#added[@]} new files to $out"

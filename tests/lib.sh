@@ -1,0 +1,48 @@
+# Helpers of the project's test scripts: TAP output that tests/run.sh
+# counts. Source it.
+# shellcheck shell=bash
+set -uo pipefail
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+T=$(basename "$0" .sh)
+_n=0
+_failed=0
+
+# ok DESC / fail DESC [DETAIL] / skip DESC REASON
+ok() { _n=$((_n + 1)); echo "ok $_n - $T: $1"; }
+fail() {
+	_n=$((_n + 1)); _failed=1
+	echo "not ok $_n - $T: $1"
+	[ $# -lt 2 ] || printf '%s\n' "$2" | sed 's/^/#   /'
+}
+skip() { _n=$((_n + 1)); echo "ok $_n - $T: $1 # SKIP $2"; }
+
+# check DESC CMD...: pass when CMD succeeds.
+check() {
+	local desc=$1 out
+	shift
+	if out=$("$@" 2>&1); then ok "$desc"; else fail "$desc" "$out"; fi
+}
+# check_fails DESC PATTERN CMD...: pass when CMD fails and its output
+# matches the extended regex PATTERN.
+check_fails() {
+	local desc=$1 pat=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	if [ $rc -eq 0 ]; then
+		fail "$desc" "the command succeeded: $out"
+	elif ! grep -qE -- "$pat" <<< "$out"; then
+		fail "$desc" "exit $rc, but the output lacks /$pat/: $out"
+	else
+		ok "$desc"
+	fi
+}
+# eq DESC EXPECTED ACTUAL
+eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected '$2', got '$3'"; fi
+}
+
+done_testing() {
+	echo "1..$_n"
+	exit $_failed
+}

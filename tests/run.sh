@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# tests/run.sh [PATTERN]: run every test script (tests/host/*.sh, then
+# the boot tests tests/boot/*.sh, which need the profiling kernel, built
+# here first), count the TAP results and print "N passed, N failed, N
+# skipped". Exits non-zero when anything failed.
+set -uo pipefail
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+pat=${1:-}
+mkdir -p build/test
+pass=0 failed=0 skipped=0
+failures=()
+
+run_one() {
+	local t=$1 name log rc=0
+	name=${t#tests/}
+	name=${name%.sh}
+	log=build/test/${name//\//-}.log
+	echo "== $name"
+	"$t" > "$log" 2>&1 || rc=$?
+	grep -E '^(not )?ok |^#' "$log" | grep -v '^# ' || true
+	grep -E '^#   ' "$log" | head -40 || true
+	local p f s
+	p=$(grep -E '^ok ' "$log" | grep -vc '# SKIP')
+	s=$(grep -Ec '^ok .*# SKIP' "$log")
+	f=$(grep -Ec '^not ok ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $name exited $rc without reporting a failure (log: $log)"
+		tail -n 20 "$log" | sed 's/^/#   /'
+		f=1
+	fi
+	pass=$((pass + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	[ "$f" -eq 0 ] || failures+=("$name (log: $log)")
+}
+
+for t in tests/host/*.sh; do
+	[ -z "$pat" ] || [[ $t == *$pat* ]] || continue
+	run_one "$t"
+done
+
+boot_tests=()
+for t in tests/boot/*.sh; do
+	[ -z "$pat" ] || [[ $t == *$pat* ]] || continue
+	boot_tests+=("$t")
+done
+if [ ${#boot_tests[@]} -gt 0 ]; then
+	if scripts/build.sh profiling && scripts/initramfs.sh profiling; then
+		for t in "${boot_tests[@]}"; do run_one "$t"; done
+	else
+		echo "not ok - the profiling kernel did not build: no boot test could run"
+		failed=$((failed + ${#boot_tests[@]}))
+		failures+=("kernel build")
+	fi
+fi
+
+echo
+echo "$pass passed, $failed failed, $skipped skipped"
+if [ $failed -gt 0 ]; then
+	printf 'failed: %s\n' "${failures[@]}"
+	exit 1
+fi
