@@ -70,15 +70,7 @@ if [ "$base_ver" != "$SERIES_KERNEL" ]; then
 fi
 
 # 2. Skip all work when neither the inputs nor the tree changed.
-inputs=$( {
-	echo "$tarball_id"
-	cat "$PATCHES/series"
-	series_patches "$PATCHES/series" | while read -r p; do
-		[ ! -f "$PATCHES/$p" ] || sha1sum "$PATCHES/$p"
-	done
-	(cd "$SRC" && for d in $OVERLAY_DIRS; do [ ! -d "$d" ] || find "$d" -type f; done |
-		LC_ALL=C sort | xargs -r sha1sum)
-} | sha1sum | cut -c1-40)
+inputs=$(series_inputs "$PATCHES" "$SRC" "$tarball_id")
 assembled=$(git_ rev-parse -q --verify refs/pftag/assembled || true)
 head=$(git_ rev-parse HEAD)
 dirty=$(git_ status --porcelain --untracked-files=no)

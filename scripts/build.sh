@@ -68,6 +68,13 @@ fi
 rm -rf "$obj/modroot"
 kmake -s INSTALL_MOD_PATH="$obj/modroot" INSTALL_MOD_STRIP=1 modules_install >> "$obj/build.log" 2>&1 ||
 	die "modules_install failed (see $obj/build.log)" "check the free disk space and retry"
+# The project's test modules (tests/modules), built against this kernel
+# in a copy, so the source folder stays clean.
+rm -rf "$obj/testmods"
+cp -r "$TOP/tests/modules" "$obj/testmods"
+kmake M="$obj/testmods" modules >> "$obj/build.log" 2>&1 ||
+	die "the test modules did not build (see $obj/build.log)" "fix tests/modules"
+strip --strip-debug "$obj"/testmods/*.ko
 release=$(kmake -s kernelrelease 2>/dev/null)
 echo "$release" > "$obj/.pftag-built"
 note "built $release: ${obj#"$TOP"/}/arch/x86/boot/bzImage"

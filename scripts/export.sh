@@ -72,3 +72,9 @@ for f in "${added[@]}"; do
 done
 n=$(series_patches "$tmp/patches/series" | wc -l)
 note "exported $n patches and ${#added[@]} new files to $out"
+if [ "$out" = "$TOP" ]; then
+	# build/linux is what the project now holds: the next assembly has
+	# nothing to do until patches/ or the overlay change.
+	git_ update-ref refs/pftag/assembled HEAD
+	series_inputs "$TOP/patches" "$TOP" "$(cat "$TREE/.git/pftag-tarball")" > "$TREE/.git/pftag-inputs"
+fi

@@ -67,3 +67,18 @@ show_cmd() {
 	done
 	echo
 }
+
+# series_inputs PATCHES SRC TARBALL_ID: a hash of everything the assembly
+# reads, to tell whether build/linux is up to date.
+series_inputs() {
+	local patches=$1 src=$2
+	{
+		echo "$3"
+		cat "$patches/series"
+		series_patches "$patches/series" | while read -r p; do
+			[ ! -f "$patches/$p" ] || sha1sum "$patches/$p"
+		done
+		(cd "$src" && for d in $OVERLAY_DIRS; do [ ! -d "$d" ] || find "$d" -type f; done |
+			LC_ALL=C sort | xargs -r sha1sum)
+	} | sha1sum | cut -c1-40
+}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# tests/run.sh [PATTERN]: run every test script (tests/host/*.sh, then
-# the boot tests tests/boot/*.sh, which need the profiling kernel, built
-# here first), count the TAP results and print "N passed, N failed, N
-# skipped". Exits non-zero when anything failed.
+# tests/run.sh [PATTERN]: build the profiling kernel, run every test
+# script (tests/host/*.sh, then the boot tests tests/boot/*.sh) whose path
+# contains PATTERN, count the TAP results and print "N passed, N failed,
+# N skipped". Exits non-zero when anything failed.
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
@@ -33,25 +33,26 @@ run_one() {
 	[ "$f" -eq 0 ] || failures+=("$name (log: $log)")
 }
 
+# The profiling kernel first: the boot tests and some host checks use it.
+built=0
+if scripts/build.sh profiling && scripts/initramfs.sh profiling; then
+	built=1
+else
+	echo "not ok - the profiling kernel did not build: no boot test can run"
+	failed=$((failed + 1))
+	failures+=("kernel build")
+fi
+
 for t in tests/host/*.sh; do
 	[ -z "$pat" ] || [[ $t == *$pat* ]] || continue
 	run_one "$t"
 done
 
-boot_tests=()
 for t in tests/boot/*.sh; do
 	[ -z "$pat" ] || [[ $t == *$pat* ]] || continue
-	boot_tests+=("$t")
+	[ "$built" = 1 ] || continue
+	run_one "$t"
 done
-if [ ${#boot_tests[@]} -gt 0 ]; then
-	if scripts/build.sh profiling && scripts/initramfs.sh profiling; then
-		for t in "${boot_tests[@]}"; do run_one "$t"; done
-	else
-		echo "not ok - the profiling kernel did not build: no boot test could run"
-		failed=$((failed + ${#boot_tests[@]}))
-		failures+=("kernel build")
-	fi
-fi
 
 echo
 echo "$pass passed, $failed failed, $skipped skipped"

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Page allocation tags in page->flags.
+ *
+ * Memory allocation profiling records in every allocated page which tag
+ * (allocation call site) allocated it. Instead of a pointer in page_ext, a
+ * page can carry the tag's index in the spare bits of page->flags
+ * (ALLOC_TAG_IDX_WIDTH, include/linux/page-flags-layout.h). This file
+ * numbers the tags and decides, once, where page tags are kept.
+ *
+ * Indices: 0 is "no tag", 1 is "untagged on purpose", the kernel's tags
+ * follow in section order, module tags after them. A kernel tag is found
+ * from its index by its place in the section; a module tag through a
+ * two-level table (module_idx_table) that is filled at module load. Every
+ * tag also keeps its own index (alloc_tag::idx), so both directions take
+ * constant time on the allocation and free paths.
+ *
+ * Storage: alloc_tag_storage_init() runs before the buddy allocator hands
+ * out its first page. If the kernel's tags plus a headroom for modules fit
+ * the bits, page tags go to page->flags and page_ext is not allocated for
+ * them at all; otherwise they go to page_ext as they always did. Either way
+ * profiling stays on and /proc/allocinfo reads the same.
+ *
+ * A module that loads when the index space is full still loads; the tags
+ * that got no index are counted, and the pages they allocate are not
+ * charged to any tag (their slab allocations are, as slab does not use the
+ * index).
+ */
+
+#include <linux/alloc_tag.h>
+#include <linux/debugfs.h>
+#include <linux/init.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/pgalloc_tag.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#undef pr_fmt
+#define pr_fmt(fmt) "alloc_tag: " fmt
+
+/* Module tag indices: MODULE_IDX_TOP leaves of MODULE_IDX_LEAF entries. */
+#define MODULE_IDX_LEAF_SHIFT	(PAGE_SHIFT - ilog2(sizeof(void *)))
+#define MODULE_IDX_LEAF		(1UL << MODULE_IDX_LEAF_SHIFT)
+#define MODULE_IDX_TOP		512UL
+#define MODULE_IDX_MAX		(MODULE_IDX_TOP * MODULE_IDX_LEAF)
+
+/* Indices kept free for module tags when choosing page-flags storage. */
+#define MODULE_IDX_HEADROOM	4096UL
+
+DEFINE_STATIC_KEY_FALSE(alloc_tag_page_flags);
+EXPORT_SYMBOL(alloc_tag_page_flags);
+
+unsigned long alloc_tag_kernel_idx_end __ro_after_init;
+EXPORT_SYMBOL(alloc_tag_kernel_idx_end);
+
+static enum alloc_tag_storage_request storage_request __initdata;
+static unsigned int idx_bits_cap __initdata = UINT_MAX;
+static unsigned long module_headroom __initdata = MODULE_IDX_HEADROOM;
+
+/* What alloc_tag_storage_init() decided, for the report. */
+static const char *storage_reason __ro_after_init = "profiling disabled";
+static unsigned int idx_bits __ro_after_init;
+static unsigned long idx_capacity __ro_after_init;
+static unsigned long kernel_tags __ro_after_init;
+static unsigned long boot_headroom __ro_after_init;
+
+/* Size of the module index space, 0 in page_ext storage. */
+static unsigned long module_idx_space __ro_after_init;
+/*
+ * module_idx_table[i][j] is the tag of index alloc_tag_kernel_idx_end +
+ * (i << MODULE_IDX_LEAF_SHIFT) + j. Leaves are allocated on demand and
+ * never freed; entries are published with WRITE_ONCE() before the index is
+ * stored in the tag, so a page can carry an index only after its entry is
+ * visible. Written under the alloc_tags codetag type's mod_lock (the
+ * module load and unload callbacks).
+ */
+static struct alloc_tag **module_idx_table[MODULE_IDX_TOP];
+static DEFINE_IDA(module_idx_ida);	/* free module indices */
+
+/* Counters for the report. */
+static unsigned long module_idx_used;		/* under mod_lock */
+static unsigned long module_idx_held;		/* kept by unloaded modules */
+static unsigned long unindexed_tags;		/* tags loaded without an index */
+static unsigned long unindexed_module_loads;	/* loads with such tags */
+static atomic_long_t unindexed_allocs;		/* page allocations not charged */
+static atomic_long_t unindexed_pages;
+
+static int __init setup_idx_bits(char *str)
+{
+	unsigned int bits;
+
+	if (kstrtouint(str, 0, &bits) || bits > BITS_PER_LONG) {
+		pr_err("mem_profiling_idx_bits=%s is not a number of bits from 0 to %d; the cap is not applied\n",
+		       str, BITS_PER_LONG);
+		return 0;
+	}
+	idx_bits_cap = bits;
+	return 0;
+}
+early_param("mem_profiling_idx_bits", setup_idx_bits);
+
+static int __init setup_module_headroom(char *str)
+{
+	unsigned long headroom;
+
+	if (kstrtoul(str, 0, &headroom)) {
+		pr_err("mem_profiling_headroom=%s is not a number of tags; keeping %lu\n",
+		       str, module_headroom);
+		return 0;
+	}
+	module_headroom = headroom;
+	return 0;
+}
+early_param("mem_profiling_headroom", setup_module_headroom);
+
+void __init alloc_tag_request_storage(enum alloc_tag_storage_request request)
+{
+	storage_request = request;
+}
+
+static const char *storage_name(void)
+{
+	return alloc_tag_in_page_flags() ? "page flags" : "page_ext";
+}
+
+/*
+ * alloc_tag_storage_init - choose where page tags are kept
+ *
+ * Context: early boot, before memblock hands its pages to the buddy
+ * allocator, so no page was allocated with a tag yet.
+ */
+void __init alloc_tag_storage_init(void)
+{
+	struct alloc_tag *tag;
+
+	BUILD_BUG_ON(ALLOC_TAG_IDX_WIDTH && ALLOC_TAG_IDX_PGOFF != NR_PAGEFLAGS);
+	BUILD_BUG_ON(ALLOC_TAG_IDX_WIDTH >= BITS_PER_LONG);
+
+	if (mem_alloc_profiling_permanently_disabled())
+		return;
+
+	kernel_tags = __stop_alloc_tags - __start_alloc_tags;
+	idx_bits = min_t(unsigned int, ALLOC_TAG_IDX_WIDTH, idx_bits_cap);
+	idx_capacity = alloc_tag_idx_capacity(idx_bits);
+	boot_headroom = module_headroom;
+
+	if (storage_request == ALLOC_TAG_STORAGE_PAGE_EXT)
+		storage_reason = "page_ext requested on the command line";
+	else if (kernel_tags > idx_capacity ||
+		 idx_capacity - kernel_tags < module_headroom)
+		storage_reason = "kernel tags plus module headroom exceed the capacity";
+	else
+		storage_reason = NULL;
+
+	if (storage_reason) {
+		pr_info("page tags in page_ext: %u spare bits, %u usable, capacity %lu tags, %lu kernel tags, module headroom %lu: %s\n",
+			ALLOC_TAG_IDX_WIDTH, idx_bits, idx_capacity, kernel_tags,
+			module_headroom, storage_reason);
+		if (storage_request == ALLOC_TAG_STORAGE_PAGE_FLAGS)
+			pr_warn("page-flags storage (compressed) was requested but cannot be used: %s; profiling stays on with page_ext storage\n",
+				storage_reason);
+		return;
+	}
+
+	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++)
+		tag->idx = ALLOC_TAG_IDX_FIRST + (tag - __start_alloc_tags);
+	alloc_tag_kernel_idx_end = ALLOC_TAG_IDX_FIRST + kernel_tags;
+	module_idx_space = min(idx_capacity - kernel_tags, MODULE_IDX_MAX);
+	static_branch_enable(&alloc_tag_page_flags);
+
+	pr_info("page tags in page flags: %u spare bits, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu; no page_ext for tags\n",
+		ALLOC_TAG_IDX_WIDTH, idx_bits, idx_capacity, kernel_tags,
+		module_idx_space, module_headroom);
+}
+
+struct codetag *alloc_tag_module_ct(unsigned long idx)
+{
+	unsigned long n = idx - alloc_tag_kernel_idx_end;
+	struct alloc_tag **leaf = NULL;
+	struct alloc_tag *tag = NULL;
+
+	if (likely(n < module_idx_space))
+		leaf = READ_ONCE(module_idx_table[n >> MODULE_IDX_LEAF_SHIFT]);
+	if (likely(leaf))
+		tag = READ_ONCE(leaf[n & (MODULE_IDX_LEAF - 1)]);
+
+	WARN_ONCE(!tag, "page carries tag index %lu that no tag owns; its pages are not uncharged from any tag",
+		  idx);
+	return tag ? &tag->ct : NULL;
+}
+EXPORT_SYMBOL(alloc_tag_module_ct);
+
+void alloc_tag_count_unindexed(unsigned int nr)
+{
+	atomic_long_inc(&unindexed_allocs);
+	atomic_long_add(nr, &unindexed_pages);
+}
+EXPORT_SYMBOL(alloc_tag_count_unindexed);
+
+static bool module_idx_set(unsigned long n, struct alloc_tag *tag)
+{
+	struct alloc_tag ***slot = &module_idx_table[n >> MODULE_IDX_LEAF_SHIFT];
+
+	if (!*slot) {
+		struct alloc_tag **leaf = kzalloc(PAGE_SIZE, GFP_KERNEL);
+
+		if (!leaf)
+			return false;
+		WRITE_ONCE(*slot, leaf);
+	}
+	WRITE_ONCE((*slot)[n & (MODULE_IDX_LEAF - 1)], tag);
+	return true;
+}
+
+/**
+ * alloc_tag_module_idx_get - give the tags of a loading module indices
+ * @tags: the module's first tag
+ * @nr: number of tags
+ * @modname: module name, for the warning
+ *
+ * Tags that get no index (the space is full, or memory for the table is
+ * short) keep index 0: their page allocations are counted as unindexed and
+ * charged to no tag. The module loads either way.
+ *
+ * Context: module load, under the alloc_tags codetag type's mod_lock.
+ */
+void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
+			      const char *modname)
+{
+	unsigned long i, missed = 0;
+
+	if (!alloc_tag_in_page_flags())
+		return;
+
+	for (i = 0; i < nr; i++) {
+		int n = -ENOSPC;
+
+		if (module_idx_space)
+			n = ida_alloc_max(&module_idx_ida, module_idx_space - 1,
+					  GFP_KERNEL);
+		if (n >= 0 && !module_idx_set(n, &tags[i])) {
+			ida_free(&module_idx_ida, n);
+			n = -ENOMEM;
+		}
+		if (n < 0) {
+			tags[i].idx = ALLOC_TAG_IDX_NONE;
+			missed++;
+			continue;
+		}
+		/* The table entry is visible before any page can carry n. */
+		smp_wmb();
+		WRITE_ONCE(tags[i].idx, alloc_tag_kernel_idx_end + n);
+		module_idx_used++;
+	}
+
+	if (missed) {
+		unindexed_tags += missed;
+		unindexed_module_loads++;
+		pr_warn("module %s: %lu of %lu allocation tags got no page index (%lu of %lu module indices in use); its page allocations from those tags are not profiled\n",
+			modname, missed, nr, module_idx_used, module_idx_space);
+	}
+}
+
+/**
+ * alloc_tag_module_idx_put - release the indices of an unloading module
+ * @tags: the module's first tag
+ * @nr: number of tags
+ * @live: some tag still has allocations
+ *
+ * With allocations still live, pages may carry the indices: they are kept,
+ * with the module's tags, and counted as held.
+ *
+ * Context: module unload, under the alloc_tags codetag type's mod_lock.
+ */
+void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool live)
+{
+	unsigned long i;
+
+	if (!alloc_tag_in_page_flags())
+		return;
+
+	for (i = 0; i < nr; i++) {
+		unsigned long idx = tags[i].idx, n;
+
+		if (idx == ALLOC_TAG_IDX_NONE) {
+			unindexed_tags--;
+			continue;
+		}
+		if (live) {
+			module_idx_held++;
+			continue;
+		}
+		n = idx - alloc_tag_kernel_idx_end;
+		WRITE_ONCE(module_idx_table[n >> MODULE_IDX_LEAF_SHIFT][n & (MODULE_IDX_LEAF - 1)],
+			   NULL);
+		ida_free(&module_idx_ida, n);
+		tags[i].idx = ALLOC_TAG_IDX_NONE;
+		module_idx_used--;
+	}
+}
+
+static int storage_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "storage: %s\n", storage_name());
+	seq_printf(m, "fallback_reason: %s\n", storage_reason ?: "none");
+	seq_printf(m, "spare_bits: %u\n", ALLOC_TAG_IDX_WIDTH);
+	seq_printf(m, "usable_bits: %u\n", idx_bits);
+	seq_printf(m, "capacity: %lu\n", idx_capacity);
+	seq_printf(m, "kernel_tags: %lu\n", kernel_tags);
+	seq_printf(m, "module_headroom_asked: %lu\n", boot_headroom);
+	seq_printf(m, "module_index_space: %lu\n", module_idx_space);
+	seq_printf(m, "module_indices_used: %lu\n", READ_ONCE(module_idx_used));
+	seq_printf(m, "module_indices_held_by_unloaded: %lu\n", READ_ONCE(module_idx_held));
+	seq_printf(m, "module_indices_free: %lu\n",
+		   module_idx_space - READ_ONCE(module_idx_used));
+	seq_printf(m, "unindexed_module_loads: %lu\n", READ_ONCE(unindexed_module_loads));
+	seq_printf(m, "unindexed_tags: %lu\n", READ_ONCE(unindexed_tags));
+	seq_printf(m, "unindexed_allocations: %lu\n", atomic_long_read(&unindexed_allocs));
+	seq_printf(m, "unindexed_pages: %lu\n", atomic_long_read(&unindexed_pages));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(storage);
+
+static int __init alloc_tag_storage_debugfs_init(void)
+{
+	struct dentry *dir;
+
+	if (mem_alloc_profiling_permanently_disabled())
+		return 0;
+
+	dir = debugfs_create_dir("alloc_tag", NULL);
+	debugfs_create_file("storage", 0444, dir, NULL, &storage_fops);
+	return 0;
+}
+late_initcall(alloc_tag_storage_debugfs_init);

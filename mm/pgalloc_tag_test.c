@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests of page allocation tags in page->flags (mm/pgalloc_tag.c).
+ */
+#include <kunit/test.h>
+#include <linux/alloc_tag.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/page-flags.h>
+#include <linux/pgalloc_tag.h>
+#include <linux/slab.h>
+
+/* Every bit of page->flags outside the index field. */
+#define OTHER_BITS	(~(ALLOC_TAG_IDX_MASK << ALLOC_TAG_IDX_PGSHIFT))
+
+static void skip_without_field(struct kunit *test)
+{
+	if (!ALLOC_TAG_IDX_WIDTH)
+		kunit_skip(test, "this config leaves no spare bit in page->flags");
+}
+
+/* Indices at the edges of the field, and the reserved ones. */
+static const unsigned long edge_idx[] = {
+	ALLOC_TAG_IDX_NONE, ALLOC_TAG_IDX_EMPTY, ALLOC_TAG_IDX_FIRST, 3,
+	ALLOC_TAG_IDX_MASK >> 1, (ALLOC_TAG_IDX_MASK >> 1) + 1,
+	ALLOC_TAG_IDX_MASK - 1, ALLOC_TAG_IDX_MASK,
+};
+
+static void edge_idx_desc(const unsigned long *idx, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "index %#lx", *idx);
+}
+KUNIT_ARRAY_PARAM(edge_idx, edge_idx, edge_idx_desc);
+
+/* An index stored in page->flags reads back unchanged; no other bit moves. */
+static void idx_round_trip(struct kunit *test)
+{
+	const unsigned long *idx = test->param_value;
+	static const unsigned long patterns[] = { 0UL, ~0UL, 0xa5a5a5a5a5a5a5a5UL };
+	struct page *page;
+	int i;
+
+	skip_without_field(test);
+	page = kunit_kzalloc(test, sizeof(*page), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+
+	for (i = 0; i < ARRAY_SIZE(patterns); i++) {
+		page->flags = patterns[i];
+		page_set_alloc_tag_idx(page, *idx);
+		KUNIT_EXPECT_EQ(test, page_alloc_tag_idx(page), *idx);
+		KUNIT_EXPECT_EQ(test, page->flags & OTHER_BITS, patterns[i] & OTHER_BITS);
+	}
+}
+
+/* The reserved indices decode to no tag and to the "empty" marker. */
+static void reserved_idx(struct kunit *test)
+{
+	union codetag_ref ref;
+
+	KUNIT_EXPECT_NULL(test, alloc_tag_idx_to_ct(ALLOC_TAG_IDX_NONE));
+	set_codetag_empty(&ref);
+	KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(ALLOC_TAG_IDX_EMPTY), ref.ct);
+	KUNIT_EXPECT_EQ(test, alloc_tag_ref_to_idx(&ref),
+			ref.ct ? ALLOC_TAG_IDX_EMPTY : ALLOC_TAG_IDX_NONE);
+	ref.ct = NULL;
+	KUNIT_EXPECT_EQ(test, alloc_tag_ref_to_idx(&ref), ALLOC_TAG_IDX_NONE);
+}
+
+/* The first and the last kernel tag decode from the indices they carry. */
+static void kernel_tag_round_trip(struct kunit *test)
+{
+	struct alloc_tag *first = __start_alloc_tags, *last = __stop_alloc_tags - 1;
+	union codetag_ref ref;
+
+	if (!alloc_tag_in_page_flags())
+		kunit_skip(test, "page tags are kept in page_ext on this boot");
+
+	KUNIT_EXPECT_EQ(test, first->idx, ALLOC_TAG_IDX_FIRST);
+	KUNIT_EXPECT_EQ(test, last->idx, alloc_tag_kernel_idx_end - 1);
+	KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(first->idx), &first->ct);
+	KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(last->idx), &last->ct);
+	ref.ct = &last->ct;
+	KUNIT_EXPECT_EQ(test, alloc_tag_ref_to_idx(&ref), last->idx);
+	KUNIT_EXPECT_LE(test, alloc_tag_kernel_idx_end - 1, ALLOC_TAG_IDX_MASK);
+}
+
+struct bit_hammer {
+	struct page *page;
+	unsigned long rounds;
+	unsigned long lost;
+	struct completion done;
+};
+
+static int hammer_bits(void *data)
+{
+	struct bit_hammer *h = data;
+	unsigned long i;
+
+	for (i = 0; i < h->rounds; i++) {
+		set_bit(PG_owner_priv_1, &h->page->flags);
+		if (!test_bit(PG_owner_priv_1, &h->page->flags))
+			h->lost++;
+		clear_bit(PG_owner_priv_1, &h->page->flags);
+		if (test_bit(PG_owner_priv_1, &h->page->flags))
+			h->lost++;
+		if (!test_bit(PG_arch_1, &h->page->flags))
+			h->lost++;
+	}
+	complete(&h->done);
+	return 0;
+}
+
+/*
+ * Bits next to the field are set and cleared by another CPU while the
+ * index changes: no update of either is lost.
+ */
+static void neighbour_bits_concurrent(struct kunit *test)
+{
+	struct bit_hammer h = { .rounds = 200000 };
+	struct task_struct *t;
+	unsigned long i, last = 0;
+
+	skip_without_field(test);
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs to run the bit operations in parallel");
+
+	h.page = kunit_kzalloc(test, sizeof(*h.page), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, h.page);
+	init_completion(&h.done);
+	set_bit(PG_arch_1, &h.page->flags);
+
+	t = kthread_create(hammer_bits, &h, "pgalloc_tag_hammer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	kthread_bind(t, (raw_smp_processor_id() + 1) % num_online_cpus());
+	wake_up_process(t);
+
+	for (i = 0; !completion_done(&h.done); i++) {
+		last = (i * 2654435761UL) & ALLOC_TAG_IDX_MASK;
+		page_set_alloc_tag_idx(h.page, last);
+		if (page_alloc_tag_idx(h.page) != last)
+			h.lost++;
+		cond_resched();
+	}
+	wait_for_completion(&h.done);
+
+	KUNIT_EXPECT_EQ(test, h.lost, 0UL);
+	KUNIT_EXPECT_EQ(test, page_alloc_tag_idx(h.page), last);
+	KUNIT_EXPECT_TRUE(test, test_bit(PG_arch_1, &h.page->flags));
+	KUNIT_EXPECT_FALSE(test, test_bit(PG_owner_priv_1, &h.page->flags));
+	kunit_info(test, "%lu index updates against %lu bit rounds", i, h.rounds);
+}
+
+/* Module tags get indices at load, decode to themselves, give them back. */
+static void module_table_grow_release(struct kunit *test)
+{
+	const unsigned long nr = 1100;	/* more than one 512-entry leaf */
+	struct alloc_tag *tags, *again;
+	unsigned long i;
+
+	if (!alloc_tag_in_page_flags())
+		kunit_skip(test, "page tags are kept in page_ext on this boot");
+
+	tags = kunit_kcalloc(test, nr, sizeof(*tags), GFP_KERNEL);
+	again = kunit_kcalloc(test, nr, sizeof(*again), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tags);
+	KUNIT_ASSERT_NOT_NULL(test, again);
+
+	alloc_tag_module_idx_get(tags, nr, "kunit");
+	for (i = 0; i < nr; i++) {
+		KUNIT_ASSERT_GE(test, tags[i].idx, alloc_tag_kernel_idx_end);
+		KUNIT_EXPECT_LE(test, tags[i].idx, ALLOC_TAG_IDX_MASK);
+		KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(tags[i].idx), &tags[i].ct);
+		if (i)
+			KUNIT_EXPECT_NE(test, tags[i].idx, tags[i - 1].idx);
+	}
+
+	alloc_tag_module_idx_put(tags, nr, false);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_EQ(test, tags[i].idx, ALLOC_TAG_IDX_NONE);
+
+	/* Released indices are handed out again: loads do not leak them. */
+	alloc_tag_module_idx_get(again, nr, "kunit");
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(again[i].idx), &again[i].ct);
+	alloc_tag_module_idx_put(again, nr, false);
+}
+
+static const unsigned int capacity_bits[] = {
+	1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+	19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
+};
+
+static void capacity_bits_desc(const unsigned int *bits, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u bits", *bits);
+}
+KUNIT_ARRAY_PARAM(capacity_bits, capacity_bits, capacity_bits_desc);
+
+/*
+ * With b bits, the largest tag index (capacity + 1, the indices starting
+ * at 2) fits in b bits and one more tag would not.
+ */
+static void capacity_arithmetic(struct kunit *test)
+{
+	unsigned int bits = *(const unsigned int *)test->param_value;
+	u64 cap = alloc_tag_idx_capacity(bits);
+	u64 max_value = BIT_ULL(bits) - 1;
+
+	if (bits == 1) {
+		KUNIT_EXPECT_EQ(test, cap, 0ULL);
+		return;
+	}
+	KUNIT_EXPECT_LE(test, cap - 1 + ALLOC_TAG_IDX_FIRST, max_value);
+	KUNIT_EXPECT_GT(test, cap + ALLOC_TAG_IDX_FIRST, max_value);
+	KUNIT_EXPECT_EQ(test, alloc_tag_idx_capacity(0), 0UL);
+}
+
+static struct kunit_case pgalloc_tag_test_cases[] = {
+	KUNIT_CASE_PARAM(idx_round_trip, edge_idx_gen_params),
+	KUNIT_CASE(reserved_idx),
+	KUNIT_CASE(kernel_tag_round_trip),
+	KUNIT_CASE_SLOW(neighbour_bits_concurrent),
+	KUNIT_CASE(module_table_grow_release),
+	KUNIT_CASE_PARAM(capacity_arithmetic, capacity_bits_gen_params),
+	{}
+};
+
+static struct kunit_suite pgalloc_tag_test_suite = {
+	.name = "pgalloc_tag",
+	.test_cases = pgalloc_tag_test_cases,
+};
+kunit_test_suite(pgalloc_tag_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests of page allocation tags in page flags");
+MODULE_LICENSE("GPL");
