@@ -83,6 +83,8 @@ char *xstrdup(const char *s);
 void ai_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void ai_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *ai_human(int64_t v, char *buf, size_t n);
+const char *ai_human_d(double v, char *buf, size_t n);
+const char *ai_fmt_i128(__int128 v, int exact, int sign, char *buf, size_t n);
 const char *ai_fmt_size(int64_t v, int exact, char *buf, size_t n);
 int ai_parse_size(const char *s, int64_t *out);
 int ai_parse_u64(const char *s, uint64_t *out);

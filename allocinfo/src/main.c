@@ -490,7 +490,9 @@ static int cmd_tree(int argc, char **argv)
 		group_add(&all, t);
 		buf = xrealloc(buf, len + 2);
 		if (!strcmp(by, "module")) {
-			group_add(&gs.g[group_get(&gs, ai_module_name(t), 0, 1)], t);
+			size_t g = group_get(&gs, ai_module_name(t), 0, 1);
+
+			group_add(&gs.g[g], t);
 		} else {
 			/* walk the path components, skipping empty ones */
 			const char *p = t->file;
@@ -593,8 +595,8 @@ static const char diff_help[] =
 
 struct delta {
 	const struct ai_tag *o, *n, *t;	/* t: whichever exists */
-	int64_t db;
-	int64_t dc;
+	__int128 db;
+	__int128 dc;
 };
 
 static int cmp_growth(const void *a, const void *b)
@@ -616,8 +618,8 @@ static int cmp_shrink(const void *a, const void *b)
 static int cmp_abs(const void *a, const void *b)
 {
 	const struct delta *x = a, *y = b;
-	uint64_t ax = x->db < 0 ? -(uint64_t)x->db : (uint64_t)x->db;
-	uint64_t ay = y->db < 0 ? -(uint64_t)y->db : (uint64_t)y->db;
+	__int128 ax = x->db < 0 ? -x->db : x->db;
+	__int128 ay = y->db < 0 ? -y->db : y->db;
 
 	if (ax != ay)
 		return ax > ay ? -1 : 1;
@@ -640,22 +642,6 @@ static int cmp_dname(const void *a, const void *b)
 	return ai_tag_cmp_name(x->t, y->t);
 }
 
-static int64_t sat_sub(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_sub_overflow(a, b, &r))
-		return b < 0 ? INT64_MAX : INT64_MIN;
-	return r;
-}
-
-static int64_t sat_subu(uint64_t a, uint64_t b)
-{
-	if (a >= b)
-		return a - b > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(a - b);
-	return b - a > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)(b - a);
-}
-
 static int cmd_diff(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -672,7 +658,7 @@ static int cmd_diff(int argc, char **argv)
 	struct delta *d;
 	unsigned char *seen;
 	size_t i, nd = 0, nnew = 0, ngone = 0, nchg = 0, shown = 0;
-	int64_t ot = 0, nt = 0;
+	__int128 ot = 0, nt = 0;
 	int all = 0, c, w;
 	char b1[64], b2[64], b3[64];
 
@@ -735,16 +721,16 @@ static int cmd_diff(int argc, char **argv)
 		}
 		d[nd++] = (struct delta){
 			.o = o, .n = t, .t = t,
-			.db = sat_sub(t->bytes, o ? o->bytes : 0),
-			.dc = sat_subu(t->calls, o ? o->calls : 0),
+			.db = (__int128)t->bytes - (o ? o->bytes : 0),
+			.dc = (__int128)t->calls - (o ? o->calls : 0),
 		};
 	}
 	for (i = 0; i < a.ntags; i++)
 		if (!seen[i])
 			d[nd++] = (struct delta){
 				.o = &a.tags[i], .t = &a.tags[i],
-				.db = sat_sub(0, a.tags[i].bytes),
-				.dc = sat_subu(0, a.tags[i].calls),
+				.db = -(__int128)a.tags[i].bytes,
+				.dc = -(__int128)a.tags[i].calls,
 			};
 	qsort(d, nd, sizeof(*d), cmp);
 
@@ -756,18 +742,14 @@ static int cmd_diff(int argc, char **argv)
 		const struct delta *x = &d[i];
 		const char *st = !x->o ? "new" : !x->n ? "gone" : "";
 
-		if (co.has_min) {
-			int64_t ad = x->db < 0 ? sat_sub(0, x->db) : x->db;
-
-			if (ad < co.min)
-				continue;
-		}
+		if (co.has_min && (x->db < 0 ? -x->db : x->db) < co.min)
+			continue;
 		if (!ai_match(&fco, x->t))
 			continue;
 		if (x->o)
-			ot = sat_sub(ot, -x->o->bytes);
+			ot += x->o->bytes;
 		if (x->n)
-			nt = sat_sub(nt, -x->n->bytes);
+			nt += x->n->bytes;
 		if (!x->o)
 			nnew++;
 		else if (!x->n)
@@ -779,9 +761,8 @@ static int cmd_diff(int argc, char **argv)
 		if (co.limit && shown >= co.limit)
 			continue;
 		shown++;
-		snprintf(b3, sizeof(b3), "%s%s", x->db > 0 ? "+" : "",
-			 ai_fmt_size(x->db, co.exact, b1, sizeof(b1)));
-		printf("%*s %+11lld ", w, b3, (long long)x->dc);
+		printf("%*s %11s ", w, ai_fmt_i128(x->db, co.exact, 1, b3, sizeof(b3)),
+		       ai_fmt_i128(x->dc, 1, 1, b1, sizeof(b1)));
 		printf("%*s ", w, x->o ? ai_fmt_size(x->o->bytes, co.exact, b1, sizeof(b1)) : "-");
 		printf("%*s %-4s  ", w, x->n ? ai_fmt_size(x->n->bytes, co.exact, b2, sizeof(b2)) : "-", st);
 		ai_fmt_tag(stdout, x->t);
@@ -790,13 +771,10 @@ static int cmd_diff(int argc, char **argv)
 		putchar('\n');
 	}
 	if (!co.no_header) {
-		int64_t dt = sat_sub(nt, ot);
-
-		snprintf(b3, sizeof(b3), "%s%s", dt > 0 ? "+" : "",
-			 ai_fmt_size(dt, co.exact, b1, sizeof(b1)));
-		printf("%*s %11s %*s ", w, b3, "", w, ai_fmt_size(ot, co.exact, b1, sizeof(b1)));
+		printf("%*s %11s %*s ", w, ai_fmt_i128(nt - ot, co.exact, 1, b3, sizeof(b3)),
+		       "", w, ai_fmt_i128(ot, co.exact, 0, b1, sizeof(b1)));
 		printf("%*s       total: %zu changed, %zu new, %zu gone\n", w,
-		       ai_fmt_size(nt, co.exact, b2, sizeof(b2)), nchg, nnew, ngone);
+		       ai_fmt_i128(nt, co.exact, 0, b2, sizeof(b2)), nchg, nnew, ngone);
 	}
 	ai_hmap_free(&m);
 	free(seen);

@@ -70,16 +70,16 @@ char *xstrdup(const char *s)
 }
 
 /* 1023 -> "1023B", 4096 -> "4.0KiB", -3276800 -> "-3.1MiB" */
-const char *ai_human(int64_t v, char *buf, size_t n)
+const char *ai_human_d(double v, char *buf, size_t n)
 {
 	static const char *const unit[] = {
 		"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"
 	};
-	double d = fabs((double)v);
+	double d = fabs(v);
 	int u = -1;
 
-	if (v > -1024 && v < 1024) {
-		snprintf(buf, n, "%lldB", (long long)v);
+	if (d < 1024) {
+		snprintf(buf, n, "%.0fB", v);
 		return buf;
 	}
 	while (d >= 1024 && u < 5) {
@@ -92,6 +92,36 @@ const char *ai_human(int64_t v, char *buf, size_t n)
 		u++;
 	}
 	snprintf(buf, n, "%s%.1f%s", v < 0 ? "-" : "", d, unit[u]);
+	return buf;
+}
+
+const char *ai_human(int64_t v, char *buf, size_t n)
+{
+	return ai_human_d((double)v, buf, n);
+}
+
+/* a 128-bit integer, exact or human; sign: a '+' before positive values */
+const char *ai_fmt_i128(__int128 v, int exact, int sign, char *buf, size_t n)
+{
+	char tmp[48];
+	size_t k = sizeof(tmp);
+	unsigned __int128 u = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
+
+	if (!exact) {
+		ai_human_d((double)v, tmp, sizeof(tmp));
+		snprintf(buf, n, "%s%s", sign && v > 0 ? "+" : "", tmp);
+		return buf;
+	}
+	tmp[--k] = '\0';
+	do {
+		tmp[--k] = '0' + (int)(u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[--k] = '-';
+	else if (sign && v > 0)
+		tmp[--k] = '+';
+	snprintf(buf, n, "%s", tmp + k);
 	return buf;
 }
 
