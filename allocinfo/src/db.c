@@ -912,6 +912,9 @@ int cmd_report(int argc, char **argv)
 		ai_usage_err("report: unexpected argument '%s'", argv[optind]);
 	if (!dbpath)
 		ai_usage_err("report: -d DB is needed");
+	if (strcmp(kind, "snapshots") && strcmp(kind, "growth") &&
+	    strcmp(kind, "leaks") && strcmp(kind, "top"))
+		ai_usage_err("report: KIND is growth, leaks, top or snapshots, not '%s'", kind);
 	db = ai_db_open(dbpath, 0);
 	if (!strcmp(kind, "snapshots"))
 		rc = report_snapshots(db, &co);

@@ -130,7 +130,7 @@ int cmd_plot(int argc, char **argv)
 	sqlite3 *db;
 	cairo_surface_t *sf;
 	cairo_t *cr;
-	double x0, x1, y0, y1, tmin, tmax, vmin = 0, vmax = 0, step, tstep;
+	double x0, x1, y0, y1, tmin, tmax, vmin = 0, vmax = 0, step, tstep, tunit;
 	const char *unit = "B";
 	double div = 1;
 	int svg, c;
@@ -272,7 +272,9 @@ int cmd_plot(int argc, char **argv)
 	tmax = snaps[nsnaps - 1].taken_at;
 	if (tmax <= tmin)
 		tmax = tmin + 1;
-	tstep = nice_step(tmax - tmin, 8);
+	/* time ticks at round numbers of the unit shown */
+	tunit = tmax - tmin >= 7200 ? 3600 : tmax - tmin >= 300 ? 60 : 1;
+	tstep = nice_step((tmax - tmin) / tunit, 8) * tunit;
 
 	svg = strlen(out) > 4 && !strcmp(out + strlen(out) - 4, ".svg");
 	if (svg)
@@ -330,12 +332,8 @@ int cmd_plot(int argc, char **argv)
 		cairo_line_to(cr, x, y1);
 		cairo_stroke(cr);
 		cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-		if (tmax - tmin >= 7200)
-			snprintf(b, sizeof(b), "+%gh", tv / 3600);
-		else if (tmax - tmin >= 300)
-			snprintf(b, sizeof(b), "+%gmin", tv / 60);
-		else
-			snprintf(b, sizeof(b), "+%gs", tv);
+		snprintf(b, sizeof(b), "+%g%s", round(tv / tunit * 1000) / 1000,
+			 tunit == 3600 ? "h" : tunit == 60 ? "min" : "s");
 		text(cr, x, y0 + 16, b, 0.5);
 	}
 	cairo_set_source_rgb(cr, 0, 0, 0);
@@ -384,9 +382,18 @@ int cmd_plot(int argc, char **argv)
 		cairo_line_to(cr, x1 + 35, y1 + 10 + 22 * k);
 		cairo_stroke(cr);
 		cairo_set_source_rgb(cr, 0, 0, 0);
-		snprintf(b, sizeof(b), "%.46s%s %s", lines[k].label,
-			 strlen(lines[k].label) > 46 ? "~" : "",
-			 ai_human((int64_t)lines[k].last, hb, sizeof(hb)));
+		/* shorten the label until it fits right of the chart */
+		for (size_t keep = strlen(lines[k].label);; keep--) {
+			cairo_text_extents_t ex;
+
+			snprintf(b, sizeof(b), "%s  %.*s%s",
+				 ai_human((int64_t)lines[k].last, hb, sizeof(hb)),
+				 (int)keep, lines[k].label,
+				 keep < strlen(lines[k].label) ? "~" : "");
+			cairo_text_extents(cr, b, &ex);
+			if (keep == 0 || x1 + 40 + ex.x_advance <= width - 8)
+				break;
+		}
 		text(cr, x1 + 40, y1 + 14 + 22 * k, b, 0);
 	}
 	if (!nlines) {
@@ -401,6 +408,7 @@ int cmd_plot(int argc, char **argv)
 		ai_die("plot: cannot write %s: %s", out,
 		       cairo_status_to_string(cairo_surface_status(sf)));
 	cairo_surface_destroy(sf);
+	cairo_debug_reset_static_data();	/* font caches: for leak checkers */
 	for (k = 0; k < nlines; k++) {
 		free(lines[k].label);
 		free(lines[k].v);
