@@ -410,7 +410,7 @@ int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
 	memset(s, 0, sizeof(*s));
 	st = prep(db, "SELECT t.file, t.line, t.module, t.func, s.extra, s.bytes,"
 		  " s.calls, t.id FROM sample s JOIN tag t ON t.id = s.tag_id"
-		  " WHERE s.snapshot_id = ?");
+		  " WHERE s.snapshot_id = ? ORDER BY t.id");
 	sqlite3_bind_int64(st, 1, snap_id);
 	if (tag_ids)
 		*tag_ids = NULL;
@@ -439,6 +439,8 @@ int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
 		t.bytes = sqlite3_column_int64(st, 5);
 		t.calls = sqlite3_column_int64(st, 6);
 		t.nlines = 1;
+		/* ties sort in the order the tags were first recorded */
+		t.lineno = s->ntags + 1 > UINT32_MAX ? UINT32_MAX : s->ntags + 1;
 		if (t.bytes < 0)
 			t.flags |= AI_F_NEGATIVE;
 		if (s->ntags == s->cap) {
@@ -797,7 +799,7 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	free(sv);
 	qsort(r, n, sizeof(*r), cmp_row);
 	if (!co->no_header)
-		printf("# %zu leak suspects over %lld snapshots (%.0f s)\n"
+		printf("# %zu leak suspect(s) over %lld snapshots (%.0f s)\n"
 		       "%14s %*s %*s %*s %7s  %s\n", n, (long long)nsnaps, tb - ta,
 		       co->exact ? "BYTES/S" : "RATE", w, "GROWTH", w, "FIRST",
 		       w, "LAST", "GREW", "TAG");

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "allocinfo.h"
@@ -26,7 +27,14 @@
 int ai_read_fd(int fd, char **bufp, size_t *lenp)
 {
 	size_t cap = 1 << 16, len = 0;
-	char *buf = xmalloc(cap + 1);
+	struct stat st;
+	char *buf;
+
+	/* a regular file: its size; /proc files say 0 and grow the buffer */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size < SIZE_MAX / 2)
+		cap = st.st_size + 1;
+	buf = xmalloc(cap + 1);
 
 	for (;;) {
 		ssize_t r;
