@@ -105,6 +105,5 @@ int cmd_report(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
 extern const char *ai_prog;
-extern int ai_quiet;
 
 #endif

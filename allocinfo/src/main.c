@@ -778,8 +778,10 @@ static int cmd_diff(int argc, char **argv)
 		shown++;
 		printf("%*s %11s ", w, ai_fmt_i128(x->db, co.exact, 1, b3, sizeof(b3)),
 		       ai_fmt_i128(x->dc, 1, 1, b1, sizeof(b1)));
-		printf("%*s ", w, x->o ? ai_fmt_size(x->o->bytes, co.exact, b1, sizeof(b1)) : "-");
-		printf("%*s %-4s  ", w, x->n ? ai_fmt_size(x->n->bytes, co.exact, b2, sizeof(b2)) : "-", st);
+		printf("%*s ", w,
+		       x->o ? ai_fmt_size(x->o->bytes, co.exact, b1, sizeof(b1)) : "-");
+		printf("%*s %-4s  ", w,
+		       x->n ? ai_fmt_size(x->n->bytes, co.exact, b2, sizeof(b2)) : "-", st);
 		ai_fmt_tag(stdout, x->t);
 		if ((x->o && x->o->bytes < 0) || (x->n && x->n->bytes < 0))
 			fputs("  NEGATIVE", stdout);

@@ -305,7 +305,8 @@ int cmd_plot(int argc, char **argv)
 	}
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	cairo_set_font_size(cr, 16);
-	snprintf(b, sizeof(b), "%s", title ? title : "allocinfo: largest allocation tags over time");
+	snprintf(b, sizeof(b), "%s",
+		 title ? title : "allocinfo: largest allocation tags over time");
 	text(cr, width / 2.0, 28, b, 0.5);
 
 	/* grid and axes */

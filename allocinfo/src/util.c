@@ -11,7 +11,6 @@
 #include "allocinfo.h"
 
 const char *ai_prog = "allocinfo";
-int ai_quiet;
 
 void ai_die(const char *fmt, ...)
 {
