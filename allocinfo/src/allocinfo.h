@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * allocinfo: read, compare, record and export /proc/allocinfo.
+ */
+#ifndef ALLOCINFO_H
+#define ALLOCINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes: documented in README.md and allocinfo.1. */
+#define AI_EXIT_OK	0
+#define AI_EXIT_FATAL	1	/* could not read input, database error, ... */
+#define AI_EXIT_USAGE	2	/* bad command line */
+#define AI_EXIT_SKIPPED	3	/* ran, but some input lines were skipped */
+
+#define AI_DEFAULT_INPUT "/proc/allocinfo"
+
+enum ai_tag_flags {
+	AI_F_NEGATIVE	= 1 << 0,	/* bytes < 0: broken accounting */
+	AI_F_INACCURATE	= 1 << 1,	/* 2.0 "accurate:no" */
+	AI_F_SATURATED	= 1 << 2,	/* summing duplicates overflowed */
+};
+
+struct ai_tag {
+	int64_t bytes;
+	uint64_t calls;
+	const char *file;
+	const char *module;	/* "" for code built into the kernel */
+	const char *func;
+	const char *extra;	/* 2.0 trailing key:value pairs, or "" */
+	uint32_t line;
+	uint32_t lineno;	/* input line of the first occurrence */
+	uint32_t nlines;	/* input lines summed into this tag */
+	uint32_t flags;
+};
+
+struct ai_snap {
+	const char *name;	/* input name for messages */
+	char *buf;		/* the whole input; tag strings point into it */
+	size_t len;
+	char version[16];	/* from the header, "1.0" when absent */
+	int has_header;
+	struct ai_tag *tags;
+	size_t ntags, cap;
+	size_t nlines;		/* input lines */
+	size_t skipped;		/* malformed lines left out */
+	size_t warnings;	/* other problems (missing header, ...) */
+	size_t msgs;		/* messages printed so far */
+};
+
+struct ai_parse_opts {
+	FILE *err;		/* messages; NULL for silence */
+	int keep_dups;		/* do not sum duplicate file:line func keys */
+	size_t max_msgs;	/* stop printing after this many; 0 = no limit */
+};
+
+/* parse.c */
+int ai_read_fd(int fd, char **buf, size_t *len);
+int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o);
+void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
+		     const struct ai_parse_opts *o);
+void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o);
+void ai_snap_free(struct ai_snap *s);
+int ai_tag_cmp_name(const struct ai_tag *a, const struct ai_tag *b);
+uint64_t ai_tag_hash(const struct ai_tag *t);
+int ai_tag_same(const struct ai_tag *a, const struct ai_tag *b);
+
+/* hash set of indexes; the caller compares */
+struct ai_hmap {
+	uint32_t *slot;		/* index + 1, 0 = empty */
+	size_t mask;
+};
+void ai_hmap_init(struct ai_hmap *m, size_t n);
+void ai_hmap_free(struct ai_hmap *m);
+
+/* util.c */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t sz);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+void ai_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void ai_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *ai_human(int64_t v, char *buf, size_t n);
+const char *ai_human_d(double v, char *buf, size_t n);
+const char *ai_fmt_i128(__int128 v, int exact, int sign, char *buf, size_t n);
+const char *ai_fmt_size(int64_t v, int exact, char *buf, size_t n);
+int ai_parse_size(const char *s, int64_t *out);
+int ai_parse_u64(const char *s, uint64_t *out);
+void ai_json_str(FILE *f, const char *s);
+void ai_csv_str(FILE *f, const char *s);
+void ai_prom_str(FILE *f, const char *s);
+const char *ai_module_name(const struct ai_tag *t);
+void ai_fmt_tag(FILE *f, const struct ai_tag *t);
+
+/* export.c */
+enum ai_export_fmt { AI_EXPORT_PROM, AI_EXPORT_JSON, AI_EXPORT_CSV };
+void ai_export(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
+	       size_t n, enum ai_export_fmt fmt);
+
+/* db.c */
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+
+extern const char *ai_prog;
+
+#endif

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command-line plumbing shared by the commands. */
+#ifndef ALLOCINFO_CLI_H
+#define ALLOCINFO_CLI_H
+
+#include <stdarg.h>
+
+#include "allocinfo.h"
+
+#ifndef AI_VERSION
+#define AI_VERSION "1.0"
+#endif
+
+enum {
+	OPT_MODULE = 256,
+	OPT_PATH,
+	OPT_FUNC,
+	OPT_BY,
+	OPT_FROM,
+	OPT_TO,
+	OPT_AT,
+	OPT_TIME,
+	OPT_MIN_SNAPS,
+	OPT_MIN_RATE,
+	OPT_WIDTH,
+	OPT_HEIGHT,
+	OPT_TITLE,
+};
+
+struct ai_common {
+	const char *input;
+	uint64_t limit;
+	int64_t min;
+	int has_min;
+	int exact;
+	int keep_dups;
+	int no_header;
+	int quiet;
+	const char *mod_glob, *path_glob, *func_glob;
+};
+
+int ai_common_opt(struct ai_common *co, int c, const char *arg);
+void ai_usage_err(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+int ai_match(const struct ai_common *co, const struct ai_tag *t);
+struct ai_parse_opts ai_popts(const struct ai_common *co);
+void ai_load_or_die(struct ai_snap *s, const char *path,
+		    const struct ai_common *co);
+int ai_status(const struct ai_snap *s);
+struct ai_tag **ai_select(const struct ai_snap *s, const struct ai_common *co,
+			  size_t *np);
+int ai_sort_tags(struct ai_tag **v, size_t n, const char *key);
+void ai_print_tags(FILE *f, struct ai_tag **v, size_t n, size_t total_n,
+		   const struct ai_common *co);
+
+#endif

@@ -1,0 +1,933 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * record and report: snapshots of /proc/allocinfo in a SQLite database.
+ * The schema is described in README.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include "allocinfo.h"
+#include "cli.h"
+#include "db.h"
+
+static const char schema[] =
+"CREATE TABLE IF NOT EXISTS snapshot (\n"
+"	id INTEGER PRIMARY KEY,\n"
+"	taken_at REAL NOT NULL,\n"
+"	source TEXT NOT NULL,\n"
+"	host TEXT NOT NULL,\n"
+"	kernel TEXT NOT NULL,\n"
+"	version TEXT NOT NULL,\n"
+"	label TEXT NOT NULL DEFAULT '',\n"
+"	ntags INTEGER NOT NULL,\n"
+"	total_bytes INTEGER NOT NULL,\n"
+"	total_calls INTEGER NOT NULL,\n"
+"	skipped_lines INTEGER NOT NULL\n"
+");\n"
+"CREATE TABLE IF NOT EXISTS tag (\n"
+"	id INTEGER PRIMARY KEY,\n"
+"	file TEXT NOT NULL,\n"
+"	line INTEGER NOT NULL,\n"
+"	module TEXT NOT NULL,\n"
+"	func TEXT NOT NULL,\n"
+"	UNIQUE (file, line, module, func)\n"
+");\n"
+"CREATE TABLE IF NOT EXISTS sample (\n"
+"	snapshot_id INTEGER NOT NULL REFERENCES snapshot(id) ON DELETE CASCADE,\n"
+"	tag_id INTEGER NOT NULL REFERENCES tag(id),\n"
+"	bytes INTEGER NOT NULL,\n"
+"	calls INTEGER NOT NULL,\n"
+"	extra TEXT NOT NULL DEFAULT '',\n"
+"	PRIMARY KEY (snapshot_id, tag_id)\n"
+") WITHOUT ROWID;\n"
+"CREATE INDEX IF NOT EXISTS sample_by_tag ON sample (tag_id, snapshot_id);\n"
+"CREATE INDEX IF NOT EXISTS snapshot_by_time ON snapshot (taken_at);\n";
+
+void ai_db_die(sqlite3 *db, const char *what)
+{
+	ai_die("database: %s: %s", what, db ? sqlite3_errmsg(db) : "?");
+}
+
+sqlite3 *ai_db_open(const char *path, int create)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int v;
+
+	if (!path)
+		ai_usage_err("a database is needed: -d FILE");
+	if (sqlite3_open_v2(path, &db, create ?
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
+			    SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		ai_die("cannot open database %s: %s", path, sqlite3_errmsg(db));
+	sqlite3_busy_timeout(db, 5000);
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		ai_die("%s is not a SQLite database: %s", path, sqlite3_errmsg(db));
+	v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (v > AI_DB_SCHEMA_VERSION)
+		ai_die("%s has schema version %d; this tool knows %d", path, v,
+		       AI_DB_SCHEMA_VERSION);
+	if (create && v == 0) {
+		char sql[64];
+
+		if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK)
+			ai_db_die(db, "creating the schema");
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+			 AI_DB_SCHEMA_VERSION);
+		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			ai_db_die(db, "setting the schema version");
+	} else if (!create && v == 0) {
+		ai_die("%s holds no allocinfo snapshots (run 'allocinfo record' first)",
+		       path);
+	}
+	sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+	return db;
+}
+
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		ai_db_die(db, sql);
+	return st;
+}
+
+/* ---- record ---- */
+
+static const char record_help[] =
+"usage: allocinfo record -d DB [OPTIONS]\n"
+"Store snapshots of /proc/allocinfo in the SQLite database DB (created\n"
+"when missing). Duplicate file:line func lines are summed.\n"
+"\n"
+"  -d, --db DB        the database\n"
+"  -f, --input FILE   read FILE ('-' for stdin); default /proc/allocinfo\n"
+"  -i, --interval S   take a snapshot every S seconds (fractions allowed);\n"
+"                     without -c, until interrupted (SIGINT, SIGTERM)\n"
+"  -c, --count N      take N snapshots (default 1, or unbounded with -i)\n"
+"      --time T       record the snapshot as taken at Unix time T (seconds)\n"
+"                     instead of now: for captures made elsewhere\n"
+"  -l, --label TEXT   a note stored with each snapshot\n"
+"  -q, --quiet        no messages about malformed lines, no progress\n"
+"  -h, --help         this help\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int64_t tag_id(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *sel,
+		      const struct ai_tag *t)
+{
+	int64_t id;
+
+	sqlite3_bind_text(ins, 1, t->file, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ins, 2, t->line);
+	sqlite3_bind_text(ins, 3, t->module, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 4, t->func, -1, SQLITE_STATIC);
+	if (sqlite3_step(ins) != SQLITE_DONE)
+		ai_db_die(db, "adding a tag");
+	sqlite3_reset(ins);
+	if (sqlite3_changes(db))
+		return sqlite3_last_insert_rowid(db);
+	sqlite3_bind_text(sel, 1, t->file, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(sel, 2, t->line);
+	sqlite3_bind_text(sel, 3, t->module, -1, SQLITE_STATIC);
+	sqlite3_bind_text(sel, 4, t->func, -1, SQLITE_STATIC);
+	if (sqlite3_step(sel) != SQLITE_ROW)
+		ai_db_die(db, "finding a tag");
+	id = sqlite3_column_int64(sel, 0);
+	sqlite3_reset(sel);
+	return id;
+}
+
+static int64_t record_one(sqlite3 *db, const struct ai_snap *s, double when,
+			  const char *label)
+{
+	sqlite3_stmt *ins, *sel, *smp, *snp;
+	struct utsname u;
+	int64_t sid, total = 0;
+	uint64_t calls = 0;
+	size_t i;
+
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "BEGIN");
+	for (i = 0; i < s->ntags; i++) {
+		if (__builtin_add_overflow(total, s->tags[i].bytes, &total))
+			total = s->tags[i].bytes < 0 ? INT64_MIN : INT64_MAX;
+		if (__builtin_add_overflow(calls, s->tags[i].calls, &calls))
+			calls = UINT64_MAX;
+	}
+	snp = prep(db, "INSERT INTO snapshot (taken_at, source, host, kernel, version,"
+		   " label, ntags, total_bytes, total_calls, skipped_lines)"
+		   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	sqlite3_bind_double(snp, 1, when);
+	sqlite3_bind_text(snp, 2, s->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(snp, 3, u.nodename, -1, SQLITE_STATIC);
+	sqlite3_bind_text(snp, 4, u.release, -1, SQLITE_STATIC);
+	sqlite3_bind_text(snp, 5, s->version, -1, SQLITE_STATIC);
+	sqlite3_bind_text(snp, 6, label ? label : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(snp, 7, s->ntags);
+	sqlite3_bind_int64(snp, 8, total);
+	sqlite3_bind_int64(snp, 9, calls > INT64_MAX ? INT64_MAX : (int64_t)calls);
+	sqlite3_bind_int64(snp, 10, s->skipped);
+	if (sqlite3_step(snp) != SQLITE_DONE)
+		ai_db_die(db, "adding a snapshot");
+	sqlite3_finalize(snp);
+	sid = sqlite3_last_insert_rowid(db);
+
+	ins = prep(db, "INSERT INTO tag (file, line, module, func) VALUES (?, ?, ?, ?)"
+		   " ON CONFLICT DO NOTHING");
+	sel = prep(db, "SELECT id FROM tag WHERE file = ? AND line = ? AND module = ?"
+		   " AND func = ?");
+	smp = prep(db, "INSERT INTO sample (snapshot_id, tag_id, bytes, calls, extra)"
+		   " VALUES (?, ?, ?, ?, ?)");
+	for (i = 0; i < s->ntags; i++) {
+		const struct ai_tag *t = &s->tags[i];
+
+		sqlite3_bind_int64(smp, 1, sid);
+		sqlite3_bind_int64(smp, 2, tag_id(db, ins, sel, t));
+		sqlite3_bind_int64(smp, 3, t->bytes);
+		sqlite3_bind_int64(smp, 4, t->calls > INT64_MAX ? INT64_MAX :
+				   (int64_t)t->calls);
+		sqlite3_bind_text(smp, 5, t->extra, -1, SQLITE_STATIC);
+		if (sqlite3_step(smp) != SQLITE_DONE)
+			ai_db_die(db, "adding a sample");
+		sqlite3_reset(smp);
+	}
+	sqlite3_finalize(ins);
+	sqlite3_finalize(sel);
+	sqlite3_finalize(smp);
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "COMMIT");
+	return sid;
+}
+
+static double now_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "input", required_argument, NULL, 'f' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "label", required_argument, NULL, 'l' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ai_common co = { 0 };
+	const char *dbpath = NULL, *label = NULL;
+	double interval = 0, when = -1;
+	uint64_t count = 0;
+	int have_count = 0, rc = AI_EXIT_OK, c;
+	struct timespec next;
+	struct sigaction sa;
+	sqlite3 *db;
+	uint64_t k;
+	char *e;
+
+	while ((c = getopt_long(argc, argv, "d:f:i:c:l:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			dbpath = optarg;
+			break;
+		case 'f':
+			co.input = optarg;
+			break;
+		case 'i':
+			interval = strtod(optarg, &e);
+			if (*e || !(interval > 0) || interval > 1e7)
+				ai_usage_err("record: --interval wants seconds > 0");
+			break;
+		case 'c':
+			if (ai_parse_u64(optarg, &count) < 0 || !count)
+				ai_usage_err("record: --count wants a number > 0");
+			have_count = 1;
+			break;
+		case OPT_TIME:
+			when = strtod(optarg, &e);
+			if (*e || !isfinite(when) || when < 0)
+				ai_usage_err("record: --time wants Unix seconds");
+			break;
+		case 'l':
+			label = optarg;
+			break;
+		case 'q':
+			co.quiet = 1;
+			break;
+		case 'h':
+			fputs(record_help, stdout);
+			return 0;
+		default:
+			ai_usage_err("record: bad option");
+		}
+	}
+	if (optind < argc)
+		ai_usage_err("record: unexpected argument '%s'", argv[optind]);
+	if (!dbpath)
+		ai_usage_err("record: -d DB is needed");
+	if (!have_count)
+		count = interval > 0 ? 0 : 1;
+	if (when >= 0 && count != 1)
+		ai_usage_err("record: --time goes with a single snapshot");
+	if (co.input && !strcmp(co.input, "-") && count != 1)
+		ai_usage_err("record: stdin can be read only once");
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	db = ai_db_open(dbpath, 1);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (k = 0; !stop && (count == 0 || k < count); k++) {
+		struct ai_snap s;
+		int64_t sid;
+		char b[32];
+
+		if (k) {
+			double ns = next.tv_nsec + fmod(interval, 1.0) * 1e9;
+
+			next.tv_sec += (time_t)interval + (time_t)(ns / 1e9);
+			next.tv_nsec = (long)fmod(ns, 1e9);
+			while (!stop && clock_nanosleep(CLOCK_MONOTONIC,
+							TIMER_ABSTIME, &next, NULL) == EINTR)
+				;
+			if (stop)
+				break;
+		}
+		ai_load_or_die(&s, co.input, &co);
+		sid = record_one(db, &s, when >= 0 ? when : now_real(), label);
+		if (!co.quiet) {
+			int64_t tot = 0;
+			size_t i;
+
+			for (i = 0; i < s.ntags; i++)
+				if (__builtin_add_overflow(tot, s.tags[i].bytes, &tot))
+					tot = INT64_MAX;
+			fprintf(stderr, "%s: snapshot %lld: %zu tags, %s\n", ai_prog,
+				(long long)sid, s.ntags, ai_human(tot, b, sizeof(b)));
+		}
+		if (ai_status(&s))
+			rc = AI_EXIT_SKIPPED;
+		ai_snap_free(&s);
+	}
+	if (sqlite3_close(db) != SQLITE_OK)
+		ai_die("closing the database failed");
+	return rc;
+}
+
+/* ---- shared readers ---- */
+
+int ai_db_snapshots(sqlite3 *db, struct ai_db_snap **out, size_t *n)
+{
+	sqlite3_stmt *st = prep(db, "SELECT id, taken_at FROM snapshot"
+				" ORDER BY taken_at, id");
+	size_t cap = 16;
+
+	*n = 0;
+	*out = xmalloc(cap * sizeof(**out));
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap *= 2;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[*n].id = sqlite3_column_int64(st, 0);
+		(*out)[*n].taken_at = sqlite3_column_double(st, 1);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/*
+ * Snapshot spec: "ID", "first", "last", or "@T": the last snapshot taken
+ * at or before Unix time T. Returns the id, or -1.
+ */
+int64_t ai_db_pick(sqlite3 *db, const char *spec)
+{
+	sqlite3_stmt *st;
+	int64_t id = -1;
+	char *e;
+
+	if (!spec || !strcmp(spec, "last")) {
+		st = prep(db, "SELECT id FROM snapshot ORDER BY taken_at DESC, id DESC LIMIT 1");
+	} else if (!strcmp(spec, "first")) {
+		st = prep(db, "SELECT id FROM snapshot ORDER BY taken_at, id LIMIT 1");
+	} else if (spec[0] == '@') {
+		double t = strtod(spec + 1, &e);
+
+		if (*e || e == spec + 1)
+			return -1;
+		st = prep(db, "SELECT id FROM snapshot WHERE taken_at <= ?"
+			  " ORDER BY taken_at DESC, id DESC LIMIT 1");
+		sqlite3_bind_double(st, 1, t);
+	} else {
+		long long v = strtoll(spec, &e, 10);
+
+		if (*e || e == spec)
+			return -1;
+		st = prep(db, "SELECT id FROM snapshot WHERE id = ?");
+		sqlite3_bind_int64(st, 1, v);
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
+/* The tags of one snapshot as a struct ai_snap; strings in s->buf. */
+int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
+		    int64_t **tag_ids)
+{
+	sqlite3_stmt *st;
+	size_t len = 0, cap = 1 << 16, i;
+	char *buf = xmalloc(cap);
+	size_t off[4];
+
+	memset(s, 0, sizeof(*s));
+	st = prep(db, "SELECT t.file, t.line, t.module, t.func, s.extra, s.bytes,"
+		  " s.calls, t.id FROM sample s JOIN tag t ON t.id = s.tag_id"
+		  " WHERE s.snapshot_id = ? ORDER BY t.id");
+	sqlite3_bind_int64(st, 1, snap_id);
+	if (tag_ids)
+		*tag_ids = NULL;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct ai_tag t = { 0 };
+		static const int col[4] = { 0, 2, 3, 4 };
+		int j;
+
+		for (j = 0; j < 4; j++) {
+			const char *v = (const char *)sqlite3_column_text(st, col[j]);
+			size_t n = v ? strlen(v) + 1 : 1;
+
+			while (len + n > cap) {
+				cap *= 2;
+				buf = xrealloc(buf, cap);
+			}
+			memcpy(buf + len, v ? v : "", n);
+			off[j] = len;
+			len += n;
+		}
+		t.file = (const char *)(uintptr_t)off[0];
+		t.module = (const char *)(uintptr_t)off[1];
+		t.func = (const char *)(uintptr_t)off[2];
+		t.extra = (const char *)(uintptr_t)off[3];
+		t.line = sqlite3_column_int64(st, 1);
+		t.bytes = sqlite3_column_int64(st, 5);
+		t.calls = sqlite3_column_int64(st, 6);
+		t.nlines = 1;
+		/* ties sort in the order the tags were first recorded */
+		t.lineno = s->ntags + 1 > UINT32_MAX ? UINT32_MAX : s->ntags + 1;
+		if (t.bytes < 0)
+			t.flags |= AI_F_NEGATIVE;
+		if (s->ntags == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 256;
+			s->tags = xrealloc(s->tags, s->cap * sizeof(*s->tags));
+			if (tag_ids)
+				*tag_ids = xrealloc(*tag_ids, s->cap * sizeof(**tag_ids));
+		}
+		if (tag_ids)
+			(*tag_ids)[s->ntags] = sqlite3_column_int64(st, 7);
+		s->tags[s->ntags++] = t;
+	}
+	sqlite3_finalize(st);
+	for (i = 0; i < s->ntags; i++) {
+		struct ai_tag *t = &s->tags[i];
+
+		t->file = buf + (uintptr_t)t->file;
+		t->module = buf + (uintptr_t)t->module;
+		t->func = buf + (uintptr_t)t->func;
+		t->extra = buf + (uintptr_t)t->extra;
+		if (strstr(t->extra, "accurate:no"))
+			t->flags |= AI_F_INACCURATE;
+	}
+	s->buf = buf;
+	s->len = len;
+	s->name = "database";
+	strcpy(s->version, "1.0");
+	return 0;
+}
+
+/* ---- report ---- */
+
+static const char report_help[] =
+"usage: allocinfo report [KIND] -d DB [OPTIONS]\n"
+"Read a database written by 'allocinfo record'. KIND is one of:\n"
+"\n"
+"  growth     (default) the change of each tag from the first snapshot to\n"
+"             the last (or --from/--to), with its rate in bytes/s\n"
+"  leaks      leak suspects: tags present in every snapshot since they\n"
+"             appeared (at least --min-snapshots of them), whose bytes\n"
+"             never went down and ended higher; rate = (last - first) /\n"
+"             (time of last - time of first)\n"
+"  top        the largest tags of one snapshot (--at)\n"
+"  snapshots  the snapshots in the database\n"
+"\n"
+"  -d, --db DB          the database\n"
+"      --from SNAP      first snapshot of the range (default first)\n"
+"      --to SNAP        last snapshot of the range (default last)\n"
+"      --at SNAP        top: the snapshot (default last)\n"
+"                       SNAP is an id, 'first', 'last' or @T: the last\n"
+"                       snapshot taken at or before Unix time T\n"
+"      --min-snapshots K  leaks: at least K snapshots (default 3)\n"
+"      --min-rate R     leaks: at least R bytes/s (default: any growth)\n"
+"  -n N                 show N tags (default 20; 0 = all)\n"
+"  -s, --sort KEY       top: size, calls or name\n"
+"  -m, --min SIZE       top: only tags of at least SIZE; growth: only\n"
+"                       changes of at least SIZE either way\n"
+"      --module GLOB, --path GLOB, --func GLOB\n"
+"                       only the tags that match (see 'top --help')\n"
+"  -b, --bytes          exact byte counts and rates\n"
+"  -H, --no-header      no column header\n"
+"  -h, --help           this help\n";
+
+struct series {
+	int64_t tag;
+	int64_t first_b, last_b;
+	double first_t, last_t;
+	int64_t ord_first, ord_last;
+	int64_t count, grew;
+	int ok;
+};
+
+struct row {
+	struct ai_tag t;
+	int64_t a, b;	/* bytes in from / to */
+	uint64_t ca, cb;
+	int has_a, has_b;
+	double rate;
+	int64_t d;
+	int64_t snaps, grew;
+};
+
+static int cmp_row(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+
+	if (a->rate != b->rate)
+		return a->rate > b->rate ? -1 : 1;
+	if (a->d != b->d)
+		return a->d > b->d ? -1 : 1;
+	return ai_tag_cmp_name(&a->t, &b->t);
+}
+
+static const char *fmt_rate(double r, int exact, char *b, size_t n)
+{
+	char h[24];
+
+	if (exact) {
+		snprintf(b, n, "%+.2f", r);
+		return b;
+	}
+	ai_human((int64_t)llround(fabs(r)), h, sizeof(h));
+	snprintf(b, n, "%s%s/s", r < 0 ? "-" : r > 0 ? "+" : "", h);
+	return b;
+}
+
+static char *row_str(sqlite3_stmt *st, int col)
+{
+	const char *v = (const char *)sqlite3_column_text(st, col);
+
+	return xstrdup(v ? v : "");
+}
+
+static void free_rows(struct row *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free((char *)r[i].t.file);
+		free((char *)r[i].t.module);
+		free((char *)r[i].t.func);
+	}
+	free(r);
+}
+
+static int64_t pick_or_die(sqlite3 *db, const char *spec, const char *opt)
+{
+	int64_t id = ai_db_pick(db, spec);
+
+	if (id < 0)
+		ai_die("report: %s %s: no such snapshot", opt, spec ? spec : "last");
+	return id;
+}
+
+static double snap_time(sqlite3 *db, int64_t id)
+{
+	sqlite3_stmt *st = prep(db, "SELECT taken_at FROM snapshot WHERE id = ?");
+	double t = 0;
+
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		t = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return t;
+}
+
+static void fmt_time(double t, char *b, size_t n)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	strftime(b, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int report_snapshots(sqlite3 *db, const struct ai_common *co)
+{
+	sqlite3_stmt *st = prep(db, "SELECT id, taken_at, ntags, total_bytes,"
+				" skipped_lines, source, label, kernel FROM snapshot"
+				" ORDER BY taken_at, id");
+	char tb[32], b[32];
+
+	if (!co->no_header)
+		printf("%6s  %-20s %7s %*s %7s  %s\n", "ID", "TAKEN (UTC)", "TAGS",
+		       co->exact ? 15 : 10, "SIZE", "SKIPPED", "SOURCE");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *label = (const char *)sqlite3_column_text(st, 6);
+
+		fmt_time(sqlite3_column_double(st, 1), tb, sizeof(tb));
+		printf("%6lld  %-20s %7lld %*s %7lld  %s", sqlite3_column_int64(st, 0),
+		       tb, sqlite3_column_int64(st, 2), co->exact ? 15 : 10,
+		       ai_fmt_size(sqlite3_column_int64(st, 3), co->exact, b, sizeof(b)),
+		       sqlite3_column_int64(st, 4), sqlite3_column_text(st, 5));
+		if (label && *label)
+			printf("  (%s)", label);
+		putchar('\n');
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int report_growth(sqlite3 *db, const struct ai_common *co,
+			 const char *from, const char *to)
+{
+	int64_t a = pick_or_die(db, from ? from : "first", "--from");
+	int64_t b = pick_or_die(db, to ? to : "last", "--to");
+	double dt = snap_time(db, b) - snap_time(db, a);
+	sqlite3_stmt *st = prep(db,
+		"SELECT t.file, t.line, t.module, t.func, sa.bytes, sa.calls,"
+		" sb.bytes, sb.calls FROM tag t"
+		" LEFT JOIN sample sa ON sa.tag_id = t.id AND sa.snapshot_id = ?1"
+		" LEFT JOIN sample sb ON sb.tag_id = t.id AND sb.snapshot_id = ?2"
+		" WHERE sa.tag_id IS NOT NULL OR sb.tag_id IS NOT NULL");
+	struct ai_common fco = *co;
+	struct row *r = NULL;
+	size_t n = 0, cap = 0, i, shown = 0;
+	int w = co->exact ? 15 : 10;
+	char b1[32], b2[32], b3[40], b4[48];
+
+	fco.has_min = 0;
+	sqlite3_bind_int64(st, 1, a);
+	sqlite3_bind_int64(st, 2, b);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct row x = { 0 };
+
+		x.t.file = row_str(st, 0);
+		x.t.line = sqlite3_column_int64(st, 1);
+		x.t.module = row_str(st, 2);
+		x.t.func = row_str(st, 3);
+		x.t.extra = "";
+		x.has_a = sqlite3_column_type(st, 4) != SQLITE_NULL;
+		x.has_b = sqlite3_column_type(st, 6) != SQLITE_NULL;
+		x.a = sqlite3_column_int64(st, 4);
+		x.ca = sqlite3_column_int64(st, 5);
+		x.b = sqlite3_column_int64(st, 6);
+		x.cb = sqlite3_column_int64(st, 7);
+		if (__builtin_sub_overflow(x.b, x.a, &x.d))
+			x.d = x.b > x.a ? INT64_MAX : INT64_MIN;
+		x.rate = dt > 0 ? (double)x.d / dt : 0;
+		if (!ai_match(&fco, &x.t) || (!x.d && x.ca == x.cb) ||
+		    (co->has_min && llabs(x.d) < co->min)) {
+			free((char *)x.t.file);
+			free((char *)x.t.module);
+			free((char *)x.t.func);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			r = xrealloc(r, cap * sizeof(*r));
+		}
+		r[n++] = x;
+	}
+	sqlite3_finalize(st);
+	qsort(r, n, sizeof(*r), cmp_row);
+	if (!co->no_header)
+		printf("# snapshots %lld -> %lld, %.0f s\n%*s %14s %*s %*s %-4s  %s\n",
+		       (long long)a, (long long)b, dt, w, "DELTA",
+		       co->exact ? "BYTES/S" : "RATE", w, "FROM", w, "TO", "", "TAG");
+	for (i = 0; i < n && (!co->limit || shown < co->limit); i++, shown++) {
+		snprintf(b3, sizeof(b3), "%s%s", r[i].d > 0 ? "+" : "",
+			 ai_fmt_size(r[i].d, co->exact, b1, sizeof(b1)));
+		printf("%*s %14s %*s %*s %-4s  ", w, b3,
+		       fmt_rate(r[i].rate, co->exact, b4, sizeof(b4)),
+		       w, r[i].has_a ? ai_fmt_size(r[i].a, co->exact, b1, sizeof(b1)) : "-",
+		       w, r[i].has_b ? ai_fmt_size(r[i].b, co->exact, b2, sizeof(b2)) : "-",
+		       !r[i].has_a ? "new" : !r[i].has_b ? "gone" : "");
+		ai_fmt_tag(stdout, &r[i].t);
+		putchar('\n');
+	}
+	free_rows(r, n);
+	return 0;
+}
+
+static int report_leaks(sqlite3 *db, const struct ai_common *co,
+			const char *from, const char *to, int64_t min_snaps,
+			double min_rate)
+{
+	int64_t a = pick_or_die(db, from ? from : "first", "--from");
+	int64_t b = pick_or_die(db, to ? to : "last", "--to");
+	double ta = snap_time(db, a), tb = snap_time(db, b);
+	sqlite3_stmt *st, *nm;
+	struct series *sv = NULL, cur = { .tag = -1 };
+	size_t nsv = 0, capsv = 0, i, n = 0, shown = 0;
+	int64_t nsnaps;
+	struct row *r;
+	int w = co->exact ? 15 : 10;
+	char b1[32], b2[32], b3[40], b4[48];
+
+	/* the snapshots of the range, numbered in time order */
+	st = prep(db, "SELECT count(*) FROM snapshot WHERE taken_at BETWEEN ?1 AND ?2");
+	sqlite3_bind_double(st, 1, ta);
+	sqlite3_bind_double(st, 2, tb);
+	sqlite3_step(st);
+	nsnaps = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+
+	st = prep(db,
+		"WITH sn AS (SELECT id, taken_at, row_number() OVER"
+		" (ORDER BY taken_at, id) AS ord FROM snapshot"
+		" WHERE taken_at BETWEEN ?1 AND ?2)"
+		" SELECT s.tag_id, sn.ord, sn.taken_at, s.bytes FROM sample s"
+		" JOIN sn ON sn.id = s.snapshot_id ORDER BY s.tag_id, sn.ord");
+	sqlite3_bind_double(st, 1, ta);
+	sqlite3_bind_double(st, 2, tb);
+	for (;;) {
+		int more = sqlite3_step(st) == SQLITE_ROW;
+		int64_t tag = more ? sqlite3_column_int64(st, 0) : -2;
+
+		if (tag != cur.tag && cur.tag >= 0) {
+			cur.ok = cur.ok && cur.count >= min_snaps &&
+				 cur.ord_last == nsnaps && cur.last_b > cur.first_b &&
+				 cur.last_t > cur.first_t;
+			if (cur.ok) {
+				if (nsv == capsv) {
+					capsv = capsv ? capsv * 2 : 64;
+					sv = xrealloc(sv, capsv * sizeof(*sv));
+				}
+				sv[nsv++] = cur;
+			}
+		}
+		if (!more)
+			break;
+		{
+			int64_t ord = sqlite3_column_int64(st, 1);
+			double t = sqlite3_column_double(st, 2);
+			int64_t by = sqlite3_column_int64(st, 3);
+
+			if (tag != cur.tag) {
+				cur = (struct series){
+					.tag = tag, .first_b = by, .last_b = by,
+					.first_t = t, .last_t = t, .ord_first = ord,
+					.ord_last = ord, .count = 1, .ok = 1,
+				};
+				continue;
+			}
+			if (ord != cur.ord_last + 1 || by < cur.last_b)
+				cur.ok = 0;
+			cur.grew += by > cur.last_b;
+			cur.last_b = by;
+			cur.last_t = t;
+			cur.ord_last = ord;
+			cur.count++;
+		}
+	}
+	sqlite3_finalize(st);
+
+	r = xcalloc(nsv + 1, sizeof(*r));
+	nm = prep(db, "SELECT file, line, module, func FROM tag WHERE id = ?");
+	for (i = 0; i < nsv; i++) {
+		struct row x = { 0 };
+
+		sqlite3_bind_int64(nm, 1, sv[i].tag);
+		if (sqlite3_step(nm) != SQLITE_ROW)
+			ai_db_die(db, "reading a tag");
+		x.t.file = row_str(nm, 0);
+		x.t.line = sqlite3_column_int64(nm, 1);
+		x.t.module = row_str(nm, 2);
+		x.t.func = row_str(nm, 3);
+		x.t.extra = "";
+		sqlite3_reset(nm);
+		x.a = sv[i].first_b;
+		x.b = sv[i].last_b;
+		x.d = x.b - x.a;
+		x.rate = (double)x.d / (sv[i].last_t - sv[i].first_t);
+		x.snaps = sv[i].count;
+		x.grew = sv[i].grew;
+		if (x.rate < min_rate || !ai_match(co, &x.t)) {
+			free((char *)x.t.file);
+			free((char *)x.t.module);
+			free((char *)x.t.func);
+			continue;
+		}
+		r[n++] = x;
+	}
+	sqlite3_finalize(nm);
+	free(sv);
+	qsort(r, n, sizeof(*r), cmp_row);
+	if (!co->no_header)
+		printf("# %zu leak suspect(s) over %lld snapshots (%.0f s)\n"
+		       "%14s %*s %*s %*s %7s  %s\n", n, (long long)nsnaps, tb - ta,
+		       co->exact ? "BYTES/S" : "RATE", w, "GROWTH", w, "FIRST",
+		       w, "LAST", "GREW", "TAG");
+	for (i = 0; i < n && (!co->limit || shown < co->limit); i++, shown++) {
+		char grew[32];
+
+		snprintf(b3, sizeof(b3), "+%s", ai_fmt_size(r[i].d, co->exact, b1, sizeof(b1)));
+		snprintf(grew, sizeof(grew), "%lld/%lld", (long long)r[i].grew,
+			 (long long)r[i].snaps - 1);
+		printf("%14s %*s ", fmt_rate(r[i].rate, co->exact, b4, sizeof(b4)), w, b3);
+		printf("%*s ", w, ai_fmt_size(r[i].a, co->exact, b1, sizeof(b1)));
+		printf("%*s %7s  ", w, ai_fmt_size(r[i].b, co->exact, b2, sizeof(b2)), grew);
+		ai_fmt_tag(stdout, &r[i].t);
+		putchar('\n');
+	}
+	free_rows(r, n);
+	return 0;
+}
+
+static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,
+		      const char *sort)
+{
+	int64_t id = pick_or_die(db, at, "--at");
+	struct ai_snap s;
+	struct ai_tag **v;
+	size_t n;
+	char tb[32];
+
+	ai_db_load_tags(db, id, &s, NULL);
+	v = ai_select(&s, co, &n);
+	if (ai_sort_tags(v, n, sort) < 0)
+		ai_usage_err("report: --sort wants size, calls or name");
+	if (!co->no_header) {
+		fmt_time(snap_time(db, id), tb, sizeof(tb));
+		printf("# snapshot %lld, %s\n", (long long)id, tb);
+	}
+	ai_print_tags(stdout, v, n, s.ntags, co);
+	free(v);
+	ai_snap_free(&s);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "at", required_argument, NULL, OPT_AT },
+		{ "min-snapshots", required_argument, NULL, OPT_MIN_SNAPS },
+		{ "min-rate", required_argument, NULL, OPT_MIN_RATE },
+		{ "sort", required_argument, NULL, 's' },
+		{ "min", required_argument, NULL, 'm' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "module", required_argument, NULL, OPT_MODULE },
+		{ "path", required_argument, NULL, OPT_PATH },
+		{ "func", required_argument, NULL, OPT_FUNC },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ai_common co = { .limit = 20 };
+	const char *dbpath = NULL, *kind = "growth", *from = NULL, *to = NULL;
+	const char *at = NULL, *sort = "size";
+	uint64_t min_snaps = 3;
+	double min_rate = -INFINITY;
+	sqlite3 *db;
+	char *e;
+	int c, rc;
+
+	if (argc > 1 && argv[1][0] != '-') {
+		kind = argv[1];
+		argv++;
+		argc--;
+	}
+	while ((c = getopt_long(argc, argv, "d:n:s:m:bHh", lo, NULL)) != -1) {
+		if (c != 'f' && ai_common_opt(&co, c, optarg))
+			continue;
+		switch (c) {
+		case 'd':
+			dbpath = optarg;
+			break;
+		case OPT_FROM:
+			from = optarg;
+			break;
+		case OPT_TO:
+			to = optarg;
+			break;
+		case OPT_AT:
+			at = optarg;
+			break;
+		case OPT_MIN_SNAPS:
+			if (ai_parse_u64(optarg, &min_snaps) < 0 || min_snaps < 2)
+				ai_usage_err("report: --min-snapshots wants 2 or more");
+			break;
+		case OPT_MIN_RATE:
+			min_rate = strtod(optarg, &e);
+			if (*e || e == optarg)
+				ai_usage_err("report: --min-rate wants bytes per second");
+			break;
+		case 's':
+			sort = optarg;
+			break;
+		case 'h':
+			fputs(report_help, stdout);
+			return 0;
+		default:
+			ai_usage_err("report: bad option");
+		}
+	}
+	if (optind < argc)
+		ai_usage_err("report: unexpected argument '%s'", argv[optind]);
+	if (!dbpath)
+		ai_usage_err("report: -d DB is needed");
+	if (strcmp(kind, "snapshots") && strcmp(kind, "growth") &&
+	    strcmp(kind, "leaks") && strcmp(kind, "top"))
+		ai_usage_err("report: KIND is growth, leaks, top or snapshots, not '%s'", kind);
+	db = ai_db_open(dbpath, 0);
+	if (!strcmp(kind, "snapshots"))
+		rc = report_snapshots(db, &co);
+	else if (!strcmp(kind, "growth"))
+		rc = report_growth(db, &co, from, to);
+	else if (!strcmp(kind, "leaks"))
+		rc = report_leaks(db, &co, from, to, min_snaps, min_rate);
+	else if (!strcmp(kind, "top"))
+		rc = report_top(db, &co, at, sort);
+	else
+		ai_usage_err("report: KIND is growth, leaks, top or snapshots, not '%s'", kind);
+	sqlite3_close(db);
+	return rc;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The SQLite snapshot database: shared by record, report and plot. */
+#ifndef ALLOCINFO_DB_H
+#define ALLOCINFO_DB_H
+
+#include <sqlite3.h>
+
+#include "allocinfo.h"
+
+#define AI_DB_SCHEMA_VERSION 1
+
+struct ai_db_snap {
+	int64_t id;
+	double taken_at;
+};
+
+sqlite3 *ai_db_open(const char *path, int create);
+int ai_db_snapshots(sqlite3 *db, struct ai_db_snap **out, size_t *n);
+int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
+		    int64_t **tag_ids);
+int64_t ai_db_pick(sqlite3 *db, const char *spec);
+void ai_db_die(sqlite3 *db, const char *what) __attribute__((noreturn));
+
+#endif

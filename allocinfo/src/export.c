@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * export: Prometheus text exposition format, JSON and CSV.
+ */
+#include <string.h>
+
+#include "allocinfo.h"
+
+static void prom_labels(FILE *f, const struct ai_tag *t)
+{
+	fputs("{file=", f);
+	ai_prom_str(f, t->file);
+	fprintf(f, ",line=\"%u\",func=", t->line);
+	ai_prom_str(f, t->func);
+	fputs(",module=", f);
+	ai_prom_str(f, t->module);
+	fputc('}', f);
+}
+
+static void export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
+			size_t n)
+{
+	long long total = 0;
+	size_t i, neg = 0;
+
+	fputs("# HELP allocinfo_bytes Bytes allocated and not yet freed, per allocation tag (/proc/allocinfo).\n"
+	      "# TYPE allocinfo_bytes gauge\n", f);
+	for (i = 0; i < n; i++) {
+		fputs("allocinfo_bytes", f);
+		prom_labels(f, tags[i]);
+		fprintf(f, " %lld\n", (long long)tags[i]->bytes);
+		if (__builtin_add_overflow(total, (long long)tags[i]->bytes, &total))
+			total = tags[i]->bytes < 0 ? INT64_MIN : INT64_MAX;
+		neg += tags[i]->bytes < 0;
+	}
+	fputs("# HELP allocinfo_calls Allocations not yet freed, per allocation tag (/proc/allocinfo).\n"
+	      "# TYPE allocinfo_calls gauge\n", f);
+	for (i = 0; i < n; i++) {
+		fputs("allocinfo_calls", f);
+		prom_labels(f, tags[i]);
+		fprintf(f, " %llu\n", (unsigned long long)tags[i]->calls);
+	}
+	fprintf(f, "# HELP allocinfo_total_bytes Sum of allocinfo_bytes over the exported tags.\n"
+		"# TYPE allocinfo_total_bytes gauge\n"
+		"allocinfo_total_bytes %lld\n"
+		"# HELP allocinfo_tags Allocation tags exported.\n"
+		"# TYPE allocinfo_tags gauge\n"
+		"allocinfo_tags %zu\n"
+		"# HELP allocinfo_negative_tags Tags with negative bytes (broken kernel accounting).\n"
+		"# TYPE allocinfo_negative_tags gauge\n"
+		"allocinfo_negative_tags %zu\n"
+		"# HELP allocinfo_skipped_lines Malformed input lines that were left out.\n"
+		"# TYPE allocinfo_skipped_lines gauge\n"
+		"allocinfo_skipped_lines %zu\n",
+		total, n, neg, s->skipped);
+}
+
+static void json_extra(FILE *f, const char *x)
+{
+	int first = 1;
+
+	fputc('{', f);
+	while (*x) {
+		const char *e, *colon;
+		char buf[256];
+
+		while (*x == ' ' || *x == '\t')
+			x++;
+		if (!*x)
+			break;
+		e = x + strcspn(x, " \t");
+		colon = memchr(x, ':', e - x);
+		if (colon && e - x < (long)sizeof(buf)) {
+			memcpy(buf, x, e - x);
+			buf[colon - x] = '\0';
+			buf[e - x] = '\0';
+			if (!first)
+				fputc(',', f);
+			ai_json_str(f, buf);
+			fputc(':', f);
+			ai_json_str(f, buf + (colon - x) + 1);
+			first = 0;
+		}
+		x = e;
+	}
+	fputc('}', f);
+}
+
+static void export_json(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
+			size_t n)
+{
+	size_t i;
+
+	fputs("{\"version\":", f);
+	ai_json_str(f, s->version);
+	fputs(",\"source\":", f);
+	ai_json_str(f, s->name ? s->name : "");
+	fprintf(f, ",\"skipped_lines\":%zu,\"tags\":[", s->skipped);
+	for (i = 0; i < n; i++) {
+		const struct ai_tag *t = tags[i];
+
+		fputs(i ? ",\n{\"file\":" : "\n{\"file\":", f);
+		ai_json_str(f, t->file);
+		fprintf(f, ",\"line\":%u,\"module\":", t->line);
+		if (*t->module)
+			ai_json_str(f, t->module);
+		else
+			fputs("null", f);
+		fputs(",\"func\":", f);
+		ai_json_str(f, t->func);
+		fprintf(f, ",\"bytes\":%lld,\"calls\":%llu,\"lines\":%u,\"negative\":%s,\"extra\":",
+			(long long)t->bytes, (unsigned long long)t->calls,
+			t->nlines, t->bytes < 0 ? "true" : "false");
+		json_extra(f, t->extra);
+		fputc('}', f);
+	}
+	fputs("\n]}\n", f);
+}
+
+static void export_csv(FILE *f, struct ai_tag **tags, size_t n)
+{
+	size_t i;
+
+	fputs("bytes,calls,file,line,module,func,extra\r\n", f);
+	for (i = 0; i < n; i++) {
+		const struct ai_tag *t = tags[i];
+
+		fprintf(f, "%lld,%llu,", (long long)t->bytes,
+			(unsigned long long)t->calls);
+		ai_csv_str(f, t->file);
+		fprintf(f, ",%u,", t->line);
+		ai_csv_str(f, t->module);
+		fputc(',', f);
+		ai_csv_str(f, t->func);
+		fputc(',', f);
+		ai_csv_str(f, t->extra);
+		fputs("\r\n", f);
+	}
+}
+
+void ai_export(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
+	       size_t n, enum ai_export_fmt fmt)
+{
+	switch (fmt) {
+	case AI_EXPORT_PROM:
+		export_prom(f, s, tags, n);
+		break;
+	case AI_EXPORT_JSON:
+		export_json(f, s, tags, n);
+		break;
+	case AI_EXPORT_CSV:
+		export_csv(f, tags, n);
+		break;
+	}
+}

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The /proc/allocinfo parser.
+ *
+ * The whole input is read into one buffer and parsed in place: the
+ * strings of a tag point into the buffer, so memory stays proportional
+ * to the input and no string is copied.
+ *
+ * A tag line is printf("%12lli %8llu ", bytes, calls), "file:line",
+ * " [module]" for module tags (" module:name" in early versions),
+ * " func:name", in format 2.0 optional " key:value" pairs, then a
+ * trailing space. A malformed line is reported with its line number and
+ * left out; the rest of the input is still used.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "allocinfo.h"
+
+#define HEADER "allocinfo - version:"
+
+int ai_read_fd(int fd, char **bufp, size_t *lenp)
+{
+	size_t cap = 1 << 16, len = 0;
+	struct stat st;
+	char *buf;
+
+	/* a regular file: its size; /proc files say 0 and grow the buffer */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size < SIZE_MAX / 2)
+		cap = st.st_size + 1;
+	buf = xmalloc(cap + 1);
+
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			cap *= 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		len += r;
+	}
+	buf[len] = '\0';
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+static void msg(struct ai_snap *s, const struct ai_parse_opts *o,
+		size_t lineno, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void msg(struct ai_snap *s, const struct ai_parse_opts *o,
+		size_t lineno, const char *fmt, ...)
+{
+	va_list ap;
+
+	s->msgs++;
+	if (!o->err)
+		return;
+	if (o->max_msgs && s->msgs > o->max_msgs) {
+		if (s->msgs == o->max_msgs + 1)
+			fprintf(o->err,
+				"%s: %s: more problems; only the first %zu are shown\n",
+				ai_prog, s->name, o->max_msgs);
+		return;
+	}
+	if (lineno)
+		fprintf(o->err, "%s: %s:%zu: ", ai_prog, s->name, lineno);
+	else
+		fprintf(o->err, "%s: %s: ", ai_prog, s->name);
+	va_start(ap, fmt);
+	vfprintf(o->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', o->err);
+}
+
+/* A printable quote of at most 40 bytes of [p, e), for messages. */
+static const char *quote(const char *p, const char *e, char *out, size_t n)
+{
+	size_t k = 0;
+
+	for (; p < e && k + 5 < n; p++) {
+		unsigned char c = *p;
+
+		if (c >= 0x20 && c < 0x7f && c != '\'') {
+			out[k++] = c;
+		} else {
+			snprintf(out + k, n - k, "\\x%02x", c);
+			k += 4;
+		}
+		if (k >= 40 && p + 1 < e) {
+			snprintf(out + k, n - k, "...");
+			return out;
+		}
+	}
+	out[k] = '\0';
+	return out;
+}
+
+static int is_sp(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Unsigned decimal [p, e): 0 ok, -1 not a number, -2 overflow. */
+static int dec_u64(const char *p, const char *e, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (p == e)
+		return -1;
+	for (; p < e; p++) {
+		if (!is_digit(*p))
+			return -1;
+		if (v > (max - (*p - '0')) / 10)
+			return -2;
+		v = v * 10 + (*p - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static void add_tag(struct ai_snap *s, const struct ai_tag *t)
+{
+	if (s->ntags == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		s->tags = xrealloc(s->tags, s->cap * sizeof(*s->tags));
+	}
+	s->tags[s->ntags++] = *t;
+}
+
+struct tok {
+	char *p, *e;
+};
+
+#define MAX_TOKS 64
+
+/*
+ * Parse one tag line [p, e) (no newline). Returns 0 and fills *t, or
+ * prints why the line is malformed and returns -1.
+ */
+static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
+		     size_t lineno, char *p, char *e, struct ai_tag *t)
+{
+	struct tok tk[MAX_TOKS];
+	size_t nt = 0, i;
+	char q[64];
+	uint64_t u;
+	int r, neg = 0;
+	char *c, *colon;
+
+	/* printable ASCII only: the kernel prints nothing else here */
+	for (c = p; c < e; c++) {
+		unsigned char b = *c;
+
+		if (b == '\0') {
+			msg(s, o, lineno, "NUL byte at column %zu", (size_t)(c - p) + 1);
+			return -1;
+		}
+		if ((b < 0x20 && b != '\t') || b >= 0x7f) {
+			msg(s, o, lineno, "%s byte 0x%02x at column %zu",
+			    b >= 0x80 ? "non-ASCII" : "control", b,
+			    (size_t)(c - p) + 1);
+			return -1;
+		}
+	}
+	for (c = p; c < e;) {
+		while (c < e && is_sp(*c))
+			c++;
+		if (c == e)
+			break;
+		if (nt == MAX_TOKS) {
+			msg(s, o, lineno, "too many fields (more than %d)", MAX_TOKS);
+			return -1;
+		}
+		tk[nt].p = c;
+		while (c < e && !is_sp(*c))
+			c++;
+		tk[nt++].e = c;
+	}
+
+	memset(t, 0, sizeof(*t));
+	t->module = t->extra = "";
+	t->lineno = lineno > UINT32_MAX ? UINT32_MAX : lineno;
+	t->nlines = 1;
+
+	/* bytes: %lli */
+	c = tk[0].p;
+	if (*c == '-') {
+		neg = 1;
+		c++;
+	}
+	r = dec_u64(c, tk[0].e, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX, &u);
+	if (r == -2) {
+		msg(s, o, lineno, "bytes '%s' do not fit in a signed 64-bit integer",
+		    quote(tk[0].p, tk[0].e, q, sizeof(q)));
+		return -1;
+	}
+	if (r) {
+		msg(s, o, lineno, "expected a byte count, found '%s'",
+		    quote(tk[0].p, tk[0].e, q, sizeof(q)));
+		return -1;
+	}
+	t->bytes = neg ? (int64_t)(0 - u) : (int64_t)u;
+
+	/* calls: %llu */
+	if (nt < 2) {
+		msg(s, o, lineno, "truncated line: no call count after the byte count");
+		return -1;
+	}
+	r = dec_u64(tk[1].p, tk[1].e, UINT64_MAX, &t->calls);
+	if (r == -2) {
+		msg(s, o, lineno, "calls '%s' do not fit in an unsigned 64-bit integer",
+		    quote(tk[1].p, tk[1].e, q, sizeof(q)));
+		return -1;
+	}
+	if (r) {
+		msg(s, o, lineno, "expected a call count, found '%s'",
+		    quote(tk[1].p, tk[1].e, q, sizeof(q)));
+		return -1;
+	}
+
+	/* file:line */
+	if (nt < 3) {
+		msg(s, o, lineno, "truncated line: no file:line after the call count");
+		return -1;
+	}
+	colon = NULL;
+	for (c = tk[2].p; c < tk[2].e; c++)
+		if (*c == ':')
+			colon = c;
+	if (!colon || colon == tk[2].p) {
+		msg(s, o, lineno, "expected file:line, found '%s'",
+		    quote(tk[2].p, tk[2].e, q, sizeof(q)));
+		return -1;
+	}
+	r = dec_u64(colon + 1, tk[2].e, UINT32_MAX, &u);
+	if (r) {
+		msg(s, o, lineno, "bad line number in '%s'",
+		    quote(tk[2].p, tk[2].e, q, sizeof(q)));
+		return -1;
+	}
+	t->line = u;
+	*colon = '\0';
+	t->file = tk[2].p;
+
+	/* [module] or module:name, then func:name, then key:value pairs */
+	for (i = 3; i < nt; i++) {
+		char *a = tk[i].p, *b = tk[i].e;
+		size_t n = b - a;
+
+		if (t->func) {
+			for (c = a; c < b && *c != ':'; c++)
+				;
+			if (c == a || c == b) {
+				msg(s, o, lineno,
+				    "expected key:value after func:, found '%s'",
+				    quote(a, b, q, sizeof(q)));
+				return -1;
+			}
+			if (n == 11 && !memcmp(a, "accurate:no", 11))
+				t->flags |= AI_F_INACCURATE;
+			continue;
+		}
+		if (n >= 3 && a[0] == '[' && b[-1] == ']' && !*t->module) {
+			b[-1] = '\0';
+			t->module = a + 1;
+		} else if (n > 7 && !memcmp(a, "module:", 7) && !*t->module) {
+			*b = '\0';
+			t->module = a + 7;
+		} else if (n > 5 && !memcmp(a, "func:", 5)) {
+			*b = '\0';
+			t->func = a + 5;
+			if (i + 1 < nt) {
+				t->extra = tk[i + 1].p;
+				*tk[nt - 1].e = '\0';
+			}
+		} else {
+			msg(s, o, lineno, "expected [module] or func:name, found '%s'",
+			    quote(a, b, q, sizeof(q)));
+			return -1;
+		}
+	}
+	if (!t->func) {
+		msg(s, o, lineno, "truncated line: no func:name");
+		return -1;
+	}
+	/* the string ends that were not cut above */
+	*tk[2].e = '\0';
+	if (t->bytes < 0)
+		t->flags |= AI_F_NEGATIVE;
+	return 0;
+}
+
+static void parse_header(struct ai_snap *s, const struct ai_parse_opts *o,
+			 char *p, char *e)
+{
+	char *v = p + strlen(HEADER), *ve;
+	char q[64];
+
+	while (v < e && is_sp(*v))
+		v++;
+	ve = v;
+	while (ve < e && (is_digit(*ve) || *ve == '.'))
+		ve++;
+	s->has_header = 1;
+	if (ve == v || !is_digit(*v) || ve - v >= (long)sizeof(s->version)) {
+		msg(s, o, 1, "unreadable version '%s' in the header, assuming 1.0",
+		    quote(v, e, q, sizeof(q)));
+		s->warnings++;
+		return;
+	}
+	memcpy(s->version, v, ve - v);
+	s->version[ve - v] = '\0';
+	if (strtoul(s->version, NULL, 10) > 2) {
+		msg(s, o, 1, "format version %s is newer than this tool knows (2.0)",
+		    s->version);
+		s->warnings++;
+	}
+}
+
+void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
+		     const struct ai_parse_opts *o)
+{
+	char *p = buf, *end = buf + len;
+	size_t lineno = 0;
+
+	s->buf = buf;
+	s->len = len;
+	strcpy(s->version, "1.0");
+	if (!s->name)
+		s->name = "(input)";
+	if (len == 0) {
+		msg(s, o, 0, "empty input: no header and no tags");
+		s->warnings++;
+	}
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p);
+		char *e = nl ? nl : end;
+		struct ai_tag t;
+
+		lineno++;
+		if (e > p && e[-1] == '\r')
+			e--;
+		*e = '\0';
+		if (lineno == 1) {
+			if ((size_t)(e - p) >= strlen(HEADER) &&
+			    !memcmp(p, HEADER, strlen(HEADER))) {
+				parse_header(s, o, p, e);
+				goto next;
+			}
+			msg(s, o, 1, "no 'allocinfo - version:' header, assuming format 1.0");
+			s->warnings++;
+		}
+		if (*p == '#')
+			goto next;
+		{
+			char *c = p;
+
+			while (c < e && is_sp(*c))
+				c++;
+			if (c == e)
+				goto next; /* blank */
+		}
+		/*
+		 * The kernel ends every line with " \n": a last line with
+		 * neither was cut short (a partial read or copy).
+		 */
+		if (!nl && e[-1] != ' ') {
+			msg(s, o, lineno, "truncated last line: no newline and no trailing space");
+			s->skipped++;
+			goto next;
+		}
+		if (parse_tag(s, o, lineno, p, e, &t) == 0)
+			add_tag(s, &t);
+		else
+			s->skipped++;
+next:
+		p = nl ? nl + 1 : end;
+	}
+	s->nlines = lineno;
+	if (!o->keep_dups)
+		ai_merge_dups(s, o);
+}
+
+uint64_t ai_tag_hash(const struct ai_tag *t)
+{
+	const char *strs[3] = { t->file, t->module, t->func };
+	uint64_t h = 1469598103934665603ULL ^ t->line;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		const unsigned char *c = (const unsigned char *)strs[i];
+
+		for (; *c; c++)
+			h = (h ^ *c) * 1099511628211ULL;
+		h = (h ^ 0xff) * 1099511628211ULL;
+	}
+	return h ^ (h >> 29);
+}
+
+int ai_tag_same(const struct ai_tag *a, const struct ai_tag *b)
+{
+	return a->line == b->line && !strcmp(a->file, b->file) &&
+	       !strcmp(a->func, b->func) && !strcmp(a->module, b->module);
+}
+
+void ai_hmap_init(struct ai_hmap *m, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < n * 2)
+		cap *= 2;
+	m->slot = xcalloc(cap, sizeof(*m->slot));
+	m->mask = cap - 1;
+}
+
+void ai_hmap_free(struct ai_hmap *m)
+{
+	free(m->slot);
+	m->slot = NULL;
+}
+
+/* Sum the lines that share file, line, module and func. */
+void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o)
+{
+	struct ai_hmap m;
+	size_t i, n = 0;
+
+	ai_hmap_init(&m, s->ntags);
+	for (i = 0; i < s->ntags; i++) {
+		struct ai_tag *t = &s->tags[i];
+		size_t k = ai_tag_hash(t) & m.mask;
+
+		while (m.slot[k] && !ai_tag_same(&s->tags[m.slot[k] - 1], t))
+			k = (k + 1) & m.mask;
+		if (!m.slot[k]) {
+			s->tags[n] = *t;
+			m.slot[k] = ++n;
+			continue;
+		}
+		{
+			struct ai_tag *d = &s->tags[m.slot[k] - 1];
+
+			if (__builtin_add_overflow(d->bytes, t->bytes, &d->bytes)) {
+				d->bytes = t->bytes < 0 ? INT64_MIN : INT64_MAX;
+				d->flags |= AI_F_SATURATED;
+				msg(s, o, t->lineno,
+				    "the sum of the bytes of %s:%u func:%s overflows; clamped",
+				    t->file, t->line, t->func);
+				s->warnings++;
+			}
+			if (__builtin_add_overflow(d->calls, t->calls, &d->calls)) {
+				d->calls = UINT64_MAX;
+				d->flags |= AI_F_SATURATED;
+				msg(s, o, t->lineno,
+				    "the sum of the calls of %s:%u func:%s overflows; clamped",
+				    t->file, t->line, t->func);
+				s->warnings++;
+			}
+			d->flags |= t->flags & AI_F_INACCURATE;
+			d->flags &= ~AI_F_NEGATIVE;
+			if (d->bytes < 0)
+				d->flags |= AI_F_NEGATIVE;
+			d->nlines++;
+		}
+	}
+	s->ntags = n;
+	ai_hmap_free(&m);
+}
+
+int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o)
+{
+	char *buf;
+	size_t len;
+	int fd;
+
+	memset(s, 0, sizeof(*s));
+	if (!path)
+		path = AI_DEFAULT_INPUT;
+	if (!strcmp(path, "-")) {
+		fd = 0;
+		s->name = "(stdin)";
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		s->name = path;
+	}
+	if (fd < 0 || ai_read_fd(fd, &buf, &len) < 0) {
+		ai_warn("cannot read %s: %s", path, strerror(errno));
+		if (fd > 0)
+			close(fd);
+		return -1;
+	}
+	if (fd > 0)
+		close(fd);
+	ai_parse_buffer(s, buf, len, o);
+	return 0;
+}
+
+void ai_snap_free(struct ai_snap *s)
+{
+	free(s->buf);
+	free(s->tags);
+	memset(s, 0, sizeof(*s));
+}
+
+int ai_tag_cmp_name(const struct ai_tag *a, const struct ai_tag *b)
+{
+	int r = strcmp(a->file, b->file);
+
+	if (r)
+		return r;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	r = strcmp(a->module, b->module);
+	if (r)
+		return r;
+	return strcmp(a->func, b->func);
+}

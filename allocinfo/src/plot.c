@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * plot: a line chart of the largest tags over time, drawn with cairo
+ * (PNG or SVG). Built without cairo (AI_NO_PLOT, the static build), the
+ * command only says it is missing.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "allocinfo.h"
+#include "cli.h"
+
+#ifdef AI_NO_PLOT
+
+int cmd_plot(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	ai_warn("plot: not in this build (built without cairo, e.g. the static build); use the host build");
+	return AI_EXIT_FATAL;
+}
+
+#else
+
+#include <cairo.h>
+#include <cairo-svg.h>
+#include <sqlite3.h>
+
+#include "db.h"
+
+static const char plot_help[] =
+"usage: allocinfo plot -d DB -o FILE [OPTIONS]\n"
+"Draw the largest tags of the last snapshot over all snapshots of the\n"
+"database as a line chart, with cairo. FILE ending in .svg gives SVG,\n"
+"anything else PNG.\n"
+"\n"
+"  -d, --db DB        the database written by 'allocinfo record'\n"
+"  -o, --output FILE  the chart\n"
+"  -n N               the N largest tags (default 8, at most 20)\n"
+"      --by KEY       tag (default), subsys or module: plot sums instead\n"
+"      --width W      width in pixels (default 1100)\n"
+"      --height H     height in pixels (default 600)\n"
+"      --title TEXT   the chart's title\n"
+"      --module GLOB, --path GLOB, --func GLOB\n"
+"                     only the tags that match (see 'top --help')\n"
+"  -h, --help         this help\n";
+
+static const double palette[][3] = {
+	{ 0.12, 0.47, 0.71 }, { 1.00, 0.50, 0.05 }, { 0.17, 0.63, 0.17 },
+	{ 0.84, 0.15, 0.16 }, { 0.58, 0.40, 0.74 }, { 0.55, 0.34, 0.29 },
+	{ 0.89, 0.47, 0.76 }, { 0.50, 0.50, 0.50 }, { 0.74, 0.74, 0.13 },
+	{ 0.09, 0.75, 0.81 },
+};
+#define NPAL (sizeof(palette) / sizeof(palette[0]))
+
+struct line {
+	char *label;
+	double *v;	/* per snapshot; NAN when absent */
+	double last;
+};
+
+static double nice_step(double range, int want)
+{
+	double raw = range / want, mag, f;
+
+	if (raw <= 0)
+		return 1;
+	mag = pow(10, floor(log10(raw)));
+	f = raw / mag;
+	return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * mag;
+}
+
+static void text(cairo_t *cr, double x, double y, const char *s, double ax)
+{
+	cairo_text_extents_t ex;
+
+	cairo_text_extents(cr, s, &ex);
+	cairo_move_to(cr, x - ax * ex.x_advance, y);
+	cairo_show_text(cr, s);
+}
+
+/* the group a tag is plotted in */
+static void group_name(const struct ai_tag *t, const char *by, char *b, size_t n)
+{
+	const char *p = t->file, *e;
+
+	if (!strcmp(by, "module")) {
+		snprintf(b, n, "%s", ai_module_name(t));
+	} else if (!strcmp(by, "subsys")) {
+		while (*p == '/')
+			p++;
+		e = strchr(p, '/');
+		if (e && (!strncmp(p, "drivers/", 8) || !strncmp(p, "arch/", 5) ||
+			  !strncmp(p, "sound/", 6)) && strchr(e + 1, '/'))
+			e = strchr(e + 1, '/');
+		snprintf(b, n, "%.*s", e ? (int)(e - p + 1) : (int)strlen(p), p);
+	} else {
+		snprintf(b, n, "%s%s%s%s (%s:%u)", t->func, *t->module ? " [" : "",
+			 t->module, *t->module ? "]" : "", t->file, t->line);
+	}
+}
+
+int cmd_plot(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "height", required_argument, NULL, OPT_HEIGHT },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "module", required_argument, NULL, OPT_MODULE },
+		{ "path", required_argument, NULL, OPT_PATH },
+		{ "func", required_argument, NULL, OPT_FUNC },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ai_common co = { .limit = 8 };
+	const char *dbpath = NULL, *out = NULL, *title = NULL, *by = "tag";
+	uint64_t width = 1100, height = 600;
+	struct ai_db_snap *snaps;
+	struct line *lines = NULL;
+	size_t nsnaps, nlines = 0, i, j, k;
+	struct ai_snap last;
+	struct ai_tag **v;
+	size_t nv;
+	sqlite3 *db;
+	cairo_surface_t *sf;
+	cairo_t *cr;
+	double x0, x1, y0, y1, tmin, tmax, vmin = 0, vmax = 0, step, tstep, tunit;
+	const char *unit = "B";
+	double div = 1;
+	int svg, c;
+	char b[256], tb[64];
+
+	while ((c = getopt_long(argc, argv, "d:o:n:h", lo, NULL)) != -1) {
+		if (ai_common_opt(&co, c, optarg))
+			continue;
+		switch (c) {
+		case 'd':
+			dbpath = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_BY:
+			by = optarg;
+			break;
+		case OPT_WIDTH:
+		case OPT_HEIGHT:
+			if (ai_parse_u64(optarg, c == OPT_WIDTH ? &width : &height) < 0 ||
+			    (c == OPT_WIDTH ? width : height) < 300 ||
+			    (c == OPT_WIDTH ? width : height) > 10000)
+				ai_usage_err("plot: sizes are 300..10000 pixels");
+			break;
+		case OPT_TITLE:
+			title = optarg;
+			break;
+		case 'h':
+			fputs(plot_help, stdout);
+			return 0;
+		default:
+			ai_usage_err("plot: bad option");
+		}
+	}
+	if (optind < argc)
+		ai_usage_err("plot: unexpected argument '%s'", argv[optind]);
+	if (!dbpath || !out)
+		ai_usage_err("plot: -d DB and -o FILE are needed");
+	if (strcmp(by, "tag") && strcmp(by, "subsys") && strcmp(by, "module"))
+		ai_usage_err("plot: --by wants tag, subsys or module");
+	if (co.limit == 0 || co.limit > 20)
+		co.limit = 20;
+
+	db = ai_db_open(dbpath, 0);
+	ai_db_snapshots(db, &snaps, &nsnaps);
+	if (!nsnaps)
+		ai_die("plot: %s has no snapshots", dbpath);
+
+	if (!strcmp(by, "tag")) {
+		/* the largest tags of the last snapshot, with their history */
+		ai_db_load_tags(db, snaps[nsnaps - 1].id, &last, NULL);
+		v = ai_select(&last, &co, &nv);
+		ai_sort_tags(v, nv, "size");
+		for (j = 0; j < nv && j < co.limit; j++) {
+			lines = xrealloc(lines, (nlines + 1) * sizeof(*lines));
+			group_name(v[j], by, b, sizeof(b));
+			lines[nlines].label = xstrdup(b);
+			lines[nlines].v = xmalloc(nsnaps * sizeof(double));
+			for (i = 0; i < nsnaps; i++)
+				lines[nlines].v[i] = NAN;
+			nlines++;
+		}
+		free(v);
+		ai_snap_free(&last);
+	}
+	for (i = 0; i < nsnaps; i++) {
+		struct ai_snap s;
+
+		ai_db_load_tags(db, snaps[i].id, &s, NULL);
+		v = ai_select(&s, &co, &nv);
+		for (j = 0; j < nv; j++) {
+			group_name(v[j], by, b, sizeof(b));
+			for (k = 0; k < nlines; k++)
+				if (!strcmp(lines[k].label, b))
+					break;
+			if (k == nlines) {
+				if (!strcmp(by, "tag"))
+					continue;
+				/* sums: every group, the largest kept below */
+				lines = xrealloc(lines, (nlines + 1) * sizeof(*lines));
+				lines[k].label = xstrdup(b);
+				lines[k].v = xmalloc(nsnaps * sizeof(double));
+				for (size_t q = 0; q < nsnaps; q++)
+					lines[k].v[q] = NAN;
+				nlines++;
+			}
+			if (isnan(lines[k].v[i]))
+				lines[k].v[i] = 0;
+			lines[k].v[i] += (double)v[j]->bytes;
+		}
+		free(v);
+		ai_snap_free(&s);
+	}
+	for (k = 0; k < nlines; k++) {
+		lines[k].last = 0;
+		for (i = nsnaps; i-- > 0;)
+			if (!isnan(lines[k].v[i])) {
+				lines[k].last = lines[k].v[i];
+				break;
+			}
+	}
+	/* largest last value first, keep co.limit */
+	for (k = 0; k < nlines; k++)
+		for (j = k + 1; j < nlines; j++)
+			if (lines[j].last > lines[k].last) {
+				struct line t = lines[k];
+
+				lines[k] = lines[j];
+				lines[j] = t;
+			}
+	while (nlines > co.limit) {
+		nlines--;
+		free(lines[nlines].label);
+		free(lines[nlines].v);
+	}
+	for (k = 0; k < nlines; k++)
+		for (i = 0; i < nsnaps; i++)
+			if (!isnan(lines[k].v[i])) {
+				vmax = fmax(vmax, lines[k].v[i]);
+				vmin = fmin(vmin, lines[k].v[i]);
+			}
+	if (vmax <= vmin)
+		vmax = vmin + 1024;
+	if (vmax - vmin >= 1024.0 * 1024 * 1024) {
+		unit = "GiB";
+		div = 1024.0 * 1024 * 1024;
+	} else if (vmax - vmin >= 1024.0 * 1024) {
+		unit = "MiB";
+		div = 1024.0 * 1024;
+	} else if (vmax - vmin >= 1024.0) {
+		unit = "KiB";
+		div = 1024.0;
+	}
+	step = nice_step((vmax - vmin) / div, 6) * div;
+	vmax = ceil(vmax / step) * step;
+	vmin = floor(vmin / step) * step;
+	tmin = snaps[0].taken_at;
+	tmax = snaps[nsnaps - 1].taken_at;
+	if (tmax <= tmin)
+		tmax = tmin + 1;
+	/* time ticks at round numbers of the unit shown */
+	tunit = tmax - tmin >= 7200 ? 3600 : tmax - tmin >= 300 ? 60 : 1;
+	tstep = nice_step((tmax - tmin) / tunit, 8) * tunit;
+
+	svg = strlen(out) > 4 && !strcmp(out + strlen(out) - 4, ".svg");
+	if (svg)
+		sf = cairo_svg_surface_create(out, width, height);
+	else
+		sf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+	if (cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS)
+		ai_die("plot: cannot create %s: %s", out,
+		       cairo_status_to_string(cairo_surface_status(sf)));
+	cr = cairo_create(sf);
+	cairo_set_source_rgb(cr, 1, 1, 1);
+	cairo_paint(cr);
+	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+			       CAIRO_FONT_WEIGHT_NORMAL);
+
+	x0 = 80;
+	x1 = width - 330;
+	y0 = height - 60;
+	y1 = 50;
+
+	/* title */
+	{
+		time_t t0 = (time_t)tmin;
+		struct tm tm;
+
+		gmtime_r(&t0, &tm);
+		strftime(tb, sizeof(tb), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	}
+	cairo_set_source_rgb(cr, 0, 0, 0);
+	cairo_set_font_size(cr, 16);
+	snprintf(b, sizeof(b), "%s",
+		 title ? title : "allocinfo: largest allocation tags over time");
+	text(cr, width / 2.0, 28, b, 0.5);
+
+	/* grid and axes */
+	cairo_set_font_size(cr, 11);
+	cairo_set_line_width(cr, 1);
+	for (double yv = vmin; yv <= vmax + step / 2; yv += step) {
+		double y = y0 - (yv - vmin) / (vmax - vmin) * (y0 - y1);
+
+		cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+		cairo_move_to(cr, x0, y);
+		cairo_line_to(cr, x1, y);
+		cairo_stroke(cr);
+		cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+		snprintf(b, sizeof(b), "%g %s", yv / div, unit);
+		text(cr, x0 - 6, y + 4, b, 1);
+	}
+	for (double tv = 0; tv <= tmax - tmin + tstep / 2; tv += tstep) {
+		double x = x0 + tv / (tmax - tmin) * (x1 - x0);
+
+		if (x > x1 + 1)
+			break;
+		cairo_set_source_rgb(cr, 0.92, 0.92, 0.92);
+		cairo_move_to(cr, x, y0);
+		cairo_line_to(cr, x, y1);
+		cairo_stroke(cr);
+		cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+		snprintf(b, sizeof(b), "+%g%s", round(tv / tunit * 1000) / 1000,
+			 tunit == 3600 ? "h" : tunit == 60 ? "min" : "s");
+		text(cr, x, y0 + 16, b, 0.5);
+	}
+	cairo_set_source_rgb(cr, 0, 0, 0);
+	cairo_rectangle(cr, x0, y1, x1 - x0, y0 - y1);
+	cairo_stroke(cr);
+	snprintf(b, sizeof(b), "time since %s (%zu snapshots)", tb, nsnaps);
+	text(cr, (x0 + x1) / 2, height - 20, b, 0.5);
+
+	/* the lines and the legend */
+	for (k = 0; k < nlines; k++) {
+		const double *col = palette[k % NPAL];
+		int pen = 0;
+		char hb[32];
+
+		cairo_set_source_rgb(cr, col[0], col[1], col[2]);
+		cairo_set_line_width(cr, 2);
+		if (k >= NPAL) {
+			double dash[] = { 6, 3 };
+
+			cairo_set_dash(cr, dash, 2, 0);
+		}
+		for (i = 0; i < nsnaps; i++) {
+			double x, y;
+
+			if (isnan(lines[k].v[i])) {
+				pen = 0;
+				continue;
+			}
+			x = x0 + (snaps[i].taken_at - tmin) / (tmax - tmin) * (x1 - x0);
+			y = y0 - (lines[k].v[i] - vmin) / (vmax - vmin) * (y0 - y1);
+			if (pen)
+				cairo_line_to(cr, x, y);
+			else
+				cairo_move_to(cr, x, y);
+			pen = 1;
+			if (nsnaps <= 50) {
+				cairo_stroke(cr);
+				cairo_arc(cr, x, y, 2.5, 0, 2 * M_PI);
+				cairo_fill(cr);
+				cairo_move_to(cr, x, y);
+			}
+		}
+		cairo_stroke(cr);
+		cairo_set_dash(cr, NULL, 0, 0);
+		cairo_move_to(cr, x1 + 15, y1 + 10 + 22 * k);
+		cairo_line_to(cr, x1 + 35, y1 + 10 + 22 * k);
+		cairo_stroke(cr);
+		cairo_set_source_rgb(cr, 0, 0, 0);
+		/* shorten the label until it fits right of the chart */
+		for (size_t keep = strlen(lines[k].label);; keep--) {
+			cairo_text_extents_t ex;
+
+			snprintf(b, sizeof(b), "%s  %.*s%s",
+				 ai_human((int64_t)lines[k].last, hb, sizeof(hb)),
+				 (int)keep, lines[k].label,
+				 keep < strlen(lines[k].label) ? "~" : "");
+			cairo_text_extents(cr, b, &ex);
+			if (keep == 0 || x1 + 40 + ex.x_advance <= width - 8)
+				break;
+		}
+		text(cr, x1 + 40, y1 + 14 + 22 * k, b, 0);
+	}
+	if (!nlines) {
+		cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+		text(cr, (x0 + x1) / 2, (y0 + y1) / 2, "no tags match", 0.5);
+	}
+	cairo_destroy(cr);
+	if (!svg && cairo_surface_write_to_png(sf, out) != CAIRO_STATUS_SUCCESS)
+		ai_die("plot: cannot write %s", out);
+	cairo_surface_finish(sf);
+	if (cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS)
+		ai_die("plot: cannot write %s: %s", out,
+		       cairo_status_to_string(cairo_surface_status(sf)));
+	cairo_surface_destroy(sf);
+	cairo_debug_reset_static_data();	/* font caches: for leak checkers */
+	for (k = 0; k < nlines; k++) {
+		free(lines[k].label);
+		free(lines[k].v);
+	}
+	free(lines);
+	free(snaps);
+	sqlite3_close(db);
+	return 0;
+}
+
+#endif

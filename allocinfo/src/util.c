@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Small helpers: allocation, messages, sizes and output escaping.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocinfo.h"
+
+const char *ai_prog = "allocinfo";
+
+void ai_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", ai_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(AI_EXIT_FATAL);
+}
+
+void ai_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", ai_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		ai_die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+
+	if (!p)
+		ai_die("out of memory (%zu x %zu bytes)", n, sz);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		ai_die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(xmalloc(n), s, n);
+}
+
+/* 1023 -> "1023B", 4096 -> "4.0KiB", -3276800 -> "-3.1MiB" */
+const char *ai_human_d(double v, char *buf, size_t n)
+{
+	static const char *const unit[] = {
+		"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"
+	};
+	double d = fabs(v);
+	int u = -1;
+
+	if (d < 1024) {
+		snprintf(buf, n, "%.0fB", v);
+		return buf;
+	}
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	/* 1023.96 KiB would round to "1024.0KiB": go one unit up */
+	if (d >= 1023.95 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%s%.1f%s", v < 0 ? "-" : "", d, unit[u]);
+	return buf;
+}
+
+const char *ai_human(int64_t v, char *buf, size_t n)
+{
+	return ai_human_d((double)v, buf, n);
+}
+
+/* a 128-bit integer, exact or human; sign: a '+' before positive values */
+const char *ai_fmt_i128(__int128 v, int exact, int sign, char *buf, size_t n)
+{
+	char tmp[48];
+	size_t k = sizeof(tmp);
+	unsigned __int128 u = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
+
+	if (!exact) {
+		ai_human_d((double)v, tmp, sizeof(tmp));
+		snprintf(buf, n, "%s%s", sign && v > 0 ? "+" : "", tmp);
+		return buf;
+	}
+	tmp[--k] = '\0';
+	do {
+		tmp[--k] = '0' + (int)(u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[--k] = '-';
+	else if (sign && v > 0)
+		tmp[--k] = '+';
+	snprintf(buf, n, "%s", tmp + k);
+	return buf;
+}
+
+const char *ai_fmt_size(int64_t v, int exact, char *buf, size_t n)
+{
+	if (exact) {
+		snprintf(buf, n, "%lld", (long long)v);
+		return buf;
+	}
+	return ai_human(v, buf, n);
+}
+
+int ai_parse_u64(const char *s, uint64_t *out)
+{
+	char *e;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &e, 10);
+	if (errno || *e)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "4096", "4K", "4KiB", "1.5M", "2G": binary units */
+int ai_parse_size(const char *s, int64_t *out)
+{
+	char *e;
+	double v;
+	double mul = 1;
+
+	errno = 0;
+	v = strtod(s, &e);
+	if (errno || e == s || v < 0)
+		return -1;
+	switch (*e) {
+	case 'k': case 'K': mul = 1024.0; e++; break;
+	case 'm': case 'M': mul = 1024.0 * 1024; e++; break;
+	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; e++; break;
+	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; e++; break;
+	}
+	if (mul > 1 && (!strcmp(e, "iB") || !strcmp(e, "B")))
+		e += strlen(e);
+	else if (mul == 1 && !strcmp(e, "B"))
+		e++;
+	if (*e)
+		return -1;
+	v *= mul;
+	if (v >= 9.2e18)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+void ai_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* RFC 4180: quote when the field holds a comma, quote or line break */
+void ai_csv_str(FILE *f, const char *s)
+{
+	if (!s[strcspn(s, ",\"\r\n")] && *s != ' ' &&
+	    (!*s || s[strlen(s) - 1] != ' ')) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* Prometheus label value: escape backslash, double quote and newline */
+void ai_prom_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '"')
+			fputs("\\\"", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+const char *ai_module_name(const struct ai_tag *t)
+{
+	return *t->module ? t->module : "vmlinux";
+}
+
+/* The tag as the kernel prints it: file:line [module] func:name extra */
+void ai_fmt_tag(FILE *f, const struct ai_tag *t)
+{
+	fprintf(f, "%s:%u", t->file, t->line);
+	if (*t->module)
+		fprintf(f, " [%s]", t->module);
+	fprintf(f, " func:%s", t->func);
+	if (*t->extra)
+		fprintf(f, " %s", t->extra);
+}

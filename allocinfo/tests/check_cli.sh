@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Command line: --help for every command, usage errors exit 2, unreadable
+# input exits 1, the man page renders, the guest check passes on the
+# samples under busybox sh. TAP output.
+set -u
+BIN=${1:?binary}
+STATIC=${2:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -30 | sed 's/^/#   /'; }
+check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
+got:  $3"; fi; }
+s=$HERE/samples/linux-6.12-x86_64.txt
+
+for c in top tree diff export record report plot; do
+	out=$("$BIN" "$c" --help); rc=$?
+	if [ $rc -eq 0 ] && [[ $out == "usage: allocinfo $c"* ]]; then ok "$c --help"; else nok "$c --help" "$rc $out"; fi
+	out=$("$BIN" help "$c")
+	[[ $out == "usage: allocinfo $c"* ]] && ok "help $c" || nok "help $c"
+done
+"$BIN" --help | grep -q '^exit status' && ok "--help documents the exit status" || nok "--help documents the exit status"
+
+for args in "" "frobnicate" "top --sort=weight -f $s" "top -n x -f $s" "top --min 12Q -f $s" \
+	"tree --by colour -f $s" "tree --depth 0 -f $s" "diff $s" "diff - -" "export -F xml -f $s" \
+	"record" "record -d /tmp/x.db -i 0" "report -d" "report nonsense -d /tmp/x.db" "top extra -f $s"; do
+	"$BIN" $args > /dev/null 2>&1
+	check "usage error exits 2: allocinfo $args" 2 $?
+done
+"$BIN" top -f /nonexistent/allocinfo > /dev/null 2> "$HERE/../build/err.txt"
+check "an unreadable input exits 1" 1 $?
+grep -q 'cannot read /nonexistent/allocinfo' "$HERE/../build/err.txt" && ok "and says which file" || nok "and says which file"
+"$BIN" top -f "$HERE" > /dev/null 2>&1
+check "a directory as input exits 1" 1 $?
+
+# sizes: --min accepts 4096, 4K, 4KiB, 1.5M
+for m in 4096 4K 4KiB 4k; do
+	check "--min $m" "$("$BIN" top -H -b -n 0 -f "$s" --min 4096 | wc -l)" "$("$BIN" top -H -b -n 0 -f "$s" --min $m | wc -l)"
+done
+check "--min 1.5M" "$(awk 'NR > 2 && $1 >= 1572864' "$s" | wc -l)" "$("$BIN" top -H -b -n 0 -f "$s" --min 1.5M | wc -l)"
+
+# human sizes
+out=$(printf 'allocinfo - version: 1.0\n        1023        1 a.c:1 func:a \n        1024        1 a.c:2 func:b \n     1572864        1 a.c:3 func:c \n  1073741824        1 a.c:4 func:d \n       -4096        1 a.c:5 func:e \n' | "$BIN" top -H -f - | awk '{ print $1 }' | tr '\n' ' ')
+check "human sizes" "1.0GiB 1.5MiB 1.0KiB 1023B -4.0KiB " "$out"
+
+# export -o writes atomically
+t=$(mktemp -d)
+"$BIN" export -f "$s" -o "$t/allocinfo.prom"
+check "export -o FILE writes FILE" "$("$BIN" export -f "$s")" "$(cat "$t/allocinfo.prom")"
+[ ! -e "$t/allocinfo.prom.tmp" ] && ok "and leaves no FILE.tmp" || nok "and leaves no FILE.tmp"
+rm -rf "$t"
+
+# the man page
+if command -v man > /dev/null; then
+	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
+	check "allocinfo.1 renders without warnings" "" "$out"
+	MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2> /dev/null | grep -q 'EXIT STATUS' && ok "allocinfo.1 has EXIT STATUS" || nok "allocinfo.1 has EXIT STATUS"
+else
+	n=$((n + 1)); echo "ok $n - # SKIP man not installed"
+fi
+
+# the guest check, under busybox sh, with the static build
+if [ -n "$STATIC" ] && command -v busybox > /dev/null; then
+	for f in "$HERE"/samples/*.txt; do
+		out=$(ALLOCINFO_PROC=$f busybox sh "$HERE/guest-check.sh" "$STATIC" 2>&1)
+		if [ $? -eq 0 ]; then ok "guest-check.sh (busybox sh, static) on $(basename "$f")"
+		else nok "guest-check.sh (busybox sh, static) on $(basename "$f")" "$(echo "$out" | grep -A3 '^not ok')"; fi
+	done
+else
+	n=$((n + 1)); echo "ok $n - # SKIP busybox or the static build missing"
+fi
+echo "# $n tests, $failed failed"
+[ "$failed" -eq 0 ]

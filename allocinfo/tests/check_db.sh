@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# record/report/plot over SQLite: a tag that grows by a fixed step in
+# every snapshot must be reported as a leak suspect with the rate derived
+# here (step / interval), a tag that shrinks once must not, and the
+# database must hold what the captures held. TAP output.
+set -u
+BIN=${1:?binary}
+HERE=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -30 | sed 's/^/#   /'; }
+check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
+got:  $3"; fi; }
+
+base=$HERE/samples/linux-6.12-x86_64.txt
+db=$W/a.db
+t0=1700000000 interval=60 step=12288 snaps=6
+leak_file=fs/leaky.c leak_line=77 leak_func=leaky_alloc
+# snapshot k: the capture, plus fs/leaky.c growing by $step each time,
+# plus mm/slub.c:2474 going up and down (not a leak), plus a tag that
+# only exists from snapshot 3 on and grows (a leak that started late)
+for k in $(seq 0 $((snaps - 1))); do
+	awk -v k="$k" -v step="$step" '
+	NR <= 2 { print; next }
+	$3 == "mm/slub.c:2474" { $1 = $1 + (k % 2 ? 8192 : -8192) * k; printf "%12d %8d %s %s \n", $1, $2, $3, $4; next }
+	{ print }
+	END {
+		printf "%12d %8d fs/leaky.c:77 func:leaky_alloc \n", 4096 + k * step, 1 + k * 3
+		if (k >= 3) printf "%12d %8d drivers/late.c:5 [latemod] func:late_alloc \n", 1000 * (k - 2), k
+	}' "$base" > "$W/snap$k.txt"
+	"$BIN" record -q -d "$db" -f "$W/snap$k.txt" --time $((t0 + k * interval)) --label "k=$k" ||
+		nok "record snapshot $k"
+done
+
+# what is in the database, read with SQL, against the captures read with awk
+if command -v sqlite3 > /dev/null; then
+	check "the database holds $snaps snapshots" "$snaps" "$(sqlite3 "$db" 'SELECT count(*) FROM snapshot')"
+	want=$(awk 'FNR > 2 { n++ } END { print n }' "$W"/snap*.txt)
+	check "one sample per tag line of every capture" "$want" "$(sqlite3 "$db" 'SELECT count(*) FROM sample')"
+	want=$(awk 'FNR > 2 { s += $1 } END { printf "%d\n", s }' "$W/snap4.txt")
+	check "snapshot 5 total_bytes is the capture's sum" "$want" "$(sqlite3 "$db" 'SELECT total_bytes FROM snapshot WHERE id = 5')"
+	check "schema version 1" 1 "$(sqlite3 "$db" 'PRAGMA user_version')"
+else
+	echo "ok $((n + 1)) - # SKIP sqlite3 command not installed"; n=$((n + 1))
+fi
+
+# leaks: the planted tag, at step/interval bytes per second
+rate=$(awk -v s="$step" -v i="$interval" 'BEGIN { printf "%+.2f", s / i }')
+out=$("$BIN" report leaks -d "$db" -b -H)
+line=$(printf '%s\n' "$out" | grep " $leak_file:$leak_line func:$leak_func")
+check "leaks: $leak_file:$leak_line is a suspect at $rate bytes/s" "$rate" "$(echo "$line" | awk '{ print $1 }')"
+check "leaks: it grew $((step * (snaps - 1))) bytes, in $((snaps - 1))/$((snaps - 1)) steps" \
+	"+$((step * (snaps - 1))) 4096 $((4096 + step * (snaps - 1))) $((snaps - 1))/$((snaps - 1))" \
+	"$(echo "$line" | awk '{ print $2, $3, $4, $5 }')"
+late=$(awk 'BEGIN { printf "%+.2f", (3000 - 1000) / (2 * 60) }')
+check "leaks: the late tag counts from its first snapshot ($late bytes/s)" "$late" \
+	"$(printf '%s\n' "$out" | grep 'drivers/late.c:5 \[latemod\] func:late_alloc' | awk '{ print $1 }')"
+if printf '%s\n' "$out" | grep -q 'mm/slub.c:2474'; then
+	nok "leaks: a tag that went down once is no suspect" "$out"
+else
+	ok "leaks: a tag that went down once is no suspect"
+fi
+check "leaks: nothing else is a suspect" 2 "$(printf '%s\n' "$out" | grep -c .)"
+out=$("$BIN" report leaks -d "$db" -b -H --min-snapshots 4)
+check "leaks --min-snapshots 4 drops the late tag (3 snapshots)" 1 "$(printf '%s\n' "$out" | grep -c .)"
+out=$("$BIN" report leaks -d "$db" -b -H --min-rate 100)
+check "leaks --min-rate 100 keeps the 204.8 bytes/s one only" "$leak_file:$leak_line" \
+	"$(printf '%s\n' "$out" | awk '{ print $6 }')"
+
+# growth: first to last, computed here with awk
+want=$(awk -v last="$W/snap$((snaps - 1)).txt" '
+	FNR <= 2 { next }
+	{ k = $0; sub(/^ *-?[0-9]+ +[0-9]+ /, "", k); sub(/ +$/, "", k) }
+	FILENAME != last { a[k] = $1; next }
+	{ b[k] = $1 }
+	END { for (k in b) if (b[k] - a[k] != 0) print b[k] - a[k], k }' "$W/snap0.txt" "$W/snap$((snaps - 1)).txt" | sort -k1,1nr -k2)
+got=$("$BIN" report growth -d "$db" -b -H -n 0 | grep -v '^#' | awk '{ i = ($5 == "new" || $5 == "gone") ? 6 : 5; s = $i; for (j = i + 1; j <= NF; j++) s = s " " $j; print $1 + 0, s }' | sort -k1,1nr -k2)
+check "growth: first to last snapshot, every changed tag" "$want" "$got"
+
+# top at a snapshot equals top of the capture
+check "report top --at 3 is top of the capture" \
+	"$("$BIN" top -q -b -H -n 15 -f "$W/snap2.txt")" "$("$BIN" report top -d "$db" --at 3 -b -H -n 15)"
+check "report top --at @T picks the last snapshot at or before T" \
+	"$("$BIN" top -q -b -H -n 5 -f "$W/snap3.txt")" \
+	"$("$BIN" report top -d "$db" --at @$((t0 + 3 * interval + 59)) -b -H -n 5)"
+check "report snapshots lists them" "$snaps" "$("$BIN" report snapshots -d "$db" -H | grep -c 'k=')"
+
+# record every N seconds, a bounded count
+"$BIN" record -q -d "$W/b.db" -f "$base" -i 0.2 -c 3
+check "record -i 0.2 -c 3 takes 3 snapshots" 3 "$("$BIN" report snapshots -d "$W/b.db" -H | grep -c .)"
+"$BIN" record -q -d "$W/b.db" -f - < "$base"
+check "record reads stdin" 4 "$("$BIN" report snapshots -d "$W/b.db" -H | grep -c .)"
+
+# errors
+"$BIN" report leaks -d "$W/none.db" > /dev/null 2>&1
+check "report on a missing database exits 1" 1 $?
+echo "not a db" > "$W/junk.db"
+"$BIN" report -d "$W/junk.db" > /dev/null 2>&1
+check "report on a non-database exits 1" 1 $?
+"$BIN" record -q -d "$W/c.db" -f "$HERE/samples/bad/truncated.txt"
+check "record of a capture with malformed lines exits 3" 3 $?
+
+# plot, when built in
+if "$BIN" --help | grep -q 'plot     a PNG'; then
+	"$BIN" plot -d "$db" -o "$W/p.png" -n 5 && "$BIN" plot -d "$db" -o "$W/p.svg" --by subsys
+	hdr=$(od -An -tx1 -N24 "$W/p.png" | tr -d ' \n')
+	check "plot writes a PNG (signature and IHDR)" "89504e470d0a1a0a0000000d49484452" "${hdr:0:32}"
+	wh=$(( 16#${hdr:32:8} ))x$(( 16#${hdr:40:8} ))
+	check "the PNG is 1100x600" "1100x600" "$wh"
+	if grep -q '<svg' "$W/p.svg" && grep -q '</svg>' "$W/p.svg"; then ok "plot writes an SVG"; else nok "plot writes an SVG"; fi
+else
+	n=$((n + 1)); echo "ok $n - # SKIP plot not built in"
+fi
+echo "# $n tests, $failed failed"
+[ "$failed" -eq 0 ]

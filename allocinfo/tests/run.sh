@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Run every host test of allocinfo, print "N passed, N failed" and exit
+# non-zero when anything failed. Called by `make test` with the binaries
+# built.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+B=$HERE/../build
+mkdir -p "$B/test"
+pass=0 failed=0 skipped=0
+PY=$(command -v python3 || true)
+
+one() {
+	local name=$1 log=$B/test/$1.log rc=0 p f s
+	shift
+	echo "== $name"
+	"$@" > "$log" 2>&1 || rc=$?
+	grep -E '^not ok ' -A12 "$log" | grep -E '^(not ok|#   )' | head -60
+	p=$(grep -E '^ok ' "$log" | grep -vc '# SKIP')
+	s=$(grep -Ec '^ok .*# SKIP' "$log")
+	f=$(grep -Ec '^not ok ' "$log")
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $name exited $rc (log: $log)"
+		tail -n 5 "$log"
+		f=1
+	fi
+	echo "   $p passed, $f failed, $s skipped (log: $log)"
+	pass=$((pass + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
+if [ -n "$PY" ]; then
+	one samples "$PY" "$HERE/check_samples.py" "$B/allocinfo" "$B/allocinfo-asan" "$B/allocinfo.static"
+else
+	echo "not ok - python3 is needed for the sample tests (make deps)"
+	failed=$((failed + 1))
+fi
+one db bash "$HERE/check_db.sh" "$B/allocinfo"
+LSAN_OPTIONS=suppressions=$HERE/lsan.supp one db-asan bash "$HERE/check_db.sh" "$B/allocinfo-asan"
+one cli bash "$HERE/check_cli.sh" "$B/allocinfo" "$B/allocinfo.static"
+
+echo
+echo "$pass passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
