@@ -10,7 +10,7 @@ export V FRAGMENTS
 # Guest options of `make boot`, passed to scripts/boot.sh as they are.
 export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 
-.PHONY: help deps assemble export check-export build initramfs boot run test clean distclean
+.PHONY: help deps assemble export check-export build allocinfo initramfs boot run test clean distclean
 
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
@@ -21,12 +21,14 @@ help:
 	@echo 'make assemble     build/linux = linux-source + overlay + patches/series'
 	@echo 'make export       write build/linux (base..HEAD) back to patches/ and the overlay'
 	@echo 'make check-export fail when build/linux and patches/ + overlay disagree'
+	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
 	@echo 'make deps         install the Debian packages that are missing (root)'
 	@echo 'make clean        remove the build outputs, keep build/linux and ccache'
 	@echo 'make distclean    remove build/ entirely'
 
 deps:
 	@scripts/deps.sh
+	@$(MAKE) -s -C allocinfo deps
 
 assemble: deps
 	@scripts/assemble.sh
@@ -40,7 +42,12 @@ check-export: assemble
 build: assemble
 	@scripts/build.sh $(CONFIG)
 
-initramfs: build
+# The static allocinfo goes into the guest (build/guest is copied there).
+allocinfo: deps
+	@$(MAKE) -s -C allocinfo all static
+	@mkdir -p build/guest && cp allocinfo/build/allocinfo.static build/guest/allocinfo
+
+initramfs: build allocinfo
 	@scripts/initramfs.sh $(ID)
 
 boot: initramfs
@@ -52,11 +59,12 @@ run: initramfs
 	[ $$rc = 0 ] || echo "make run: the guest reported exit status $$rc (logs in build/boot/run)" >&2; \
 	exit $$rc
 
-test: deps assemble
+test: deps assemble allocinfo
 	@tests/run.sh
 
 clean:
 	rm -rf build/obj build/boot build/guest build/test
+	@$(MAKE) -s -C allocinfo clean
 
 distclean:
 	rm -rf build

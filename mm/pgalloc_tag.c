@@ -41,7 +41,7 @@
 
 /* Module tag indices: MODULE_IDX_TOP leaves of MODULE_IDX_LEAF entries. */
 #define MODULE_IDX_LEAF_SHIFT	(PAGE_SHIFT - ilog2(sizeof(void *)))
-#define MODULE_IDX_LEAF		(1UL << MODULE_IDX_LEAF_SHIFT)
+#define MODULE_IDX_LEAF		BIT(MODULE_IDX_LEAF_SHIFT)
 #define MODULE_IDX_TOP		512UL
 #define MODULE_IDX_MAX		(MODULE_IDX_TOP * MODULE_IDX_LEAF)
 

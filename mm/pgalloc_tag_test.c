@@ -30,6 +30,7 @@ static void edge_idx_desc(const unsigned long *idx, char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "index %#lx", *idx);
 }
+
 KUNIT_ARRAY_PARAM(edge_idx, edge_idx, edge_idx_desc);
 
 /* An index stored in page->flags reads back unchanged; no other bit moves. */
@@ -194,6 +195,7 @@ static void capacity_bits_desc(const unsigned int *bits, char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u bits", *bits);
 }
+
 KUNIT_ARRAY_PARAM(capacity_bits, capacity_bits, capacity_bits_desc);
 
 /*

@@ -46,3 +46,25 @@ done_testing() {
 	echo "1..$_n"
 	exit $_failed
 }
+
+# section NAME FILE: the lines between "== NAME" and the next "== " line
+# of a guest's output (carriage returns dropped).
+section() {
+	tr -d '\r' < "$2" | awk -v n="== $1" '$0 == n { on = 1; next } /^== / { on = 0 } on'
+}
+
+# field KEY FILE-SECTION-TEXT: the value of "KEY: value" in a text.
+field() {
+	awk -v k="$1:" '$1 == k { print $2; exit }' <<< "$2"
+}
+
+# guest ID OUTDIR APPEND SCRIPT: boot build ID with the kernel arguments
+# APPEND, run SCRIPT, keep the logs in OUTDIR. Fails the test (and
+# returns 1) when the guest does not get to the end of the script.
+guest() {
+	local id=$1 out=$2 append=$3 script=$4 err
+	if ! err=$("$TOP/scripts/boot.sh" -k "$id" -o "$out" -q -a "$append" "$script" 2>&1); then
+		fail "boot with '$append' runs to the end" "$err"
+		return 1
+	fi
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The series' KUnit suite (pgalloc_tag), built in and run at boot with
+# kunit.enable=1, in page-flags mode and in page_ext mode; the console log
+# is read with the kernel's own kunit.py parse. In page_ext mode the
+# cases that need page-flags storage must skip, and say why.
+. "$(dirname "$0")/../lib.sh"
+o=$BUILD/test/kunit
+kunit=$BUILD/linux/tools/testing/kunit/kunit.py
+
+run_suite() { # NAME APPEND
+	local name=$1 out=$o/$1
+	guest profiling "$out" "kunit.enable=1 kunit.filter_glob=pgalloc_tag $2" "echo done" || return
+	python3 "$kunit" parse --json="$out/kunit.json" "$out/console.log" > "$out/kunit.txt" 2>&1
+	# One TAP line per case (per parameter for parametrised cases).
+	python3 - "$out/kunit.json" "$name" "$out/console.log" <<'PY'
+import json, re, sys
+data = json.load(open(sys.argv[1]))
+name = sys.argv[2]
+reasons = {}
+for line in open(sys.argv[3], errors="replace"):
+    m = re.search(r"ok \d+ (\S+) # SKIP (.*)", line)
+    if m:
+        reasons[m.group(1)] = m.group(2).strip()
+n = 0
+def walk(group, prefix):
+    global n
+    for sub in group.get("sub_groups", []):
+        walk(sub, prefix + sub["name"] + ": ")
+    for t in group.get("test_cases", []):
+        n += 1
+        label = prefix + t["name"]
+        if t["status"] == "PASS":
+            print(f"ok {n} - kunit {name}: {label}")
+        elif t["status"] == "SKIP":
+            print(f"ok {n} - kunit {name}: {label} # SKIP {reasons.get(t['name'], 'no reason given')}")
+        else:
+            print(f"not ok {n} - kunit {name}: {label} ({t['status']})")
+walk(data, "")
+if n == 0:
+    print(f"not ok 1 - kunit {name}: the pgalloc_tag suite ran")
+PY
+}
+
+run_suite flags ""
+run_suite page_ext "sysctl.vm.mem_profiling=1,page_ext"
+# In page_ext mode, exactly the two table cases skip, with their reason.
+eq "page_ext mode: the page-flags-only cases skip with the reason" 2 \
+	"$(grep -c 'page tags are kept in page_ext on this boot' "$o/page_ext/console.log")"
+done_testing

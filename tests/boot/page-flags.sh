@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Page tags in page->flags and the page_ext fallback, booted three ways on
+# the profiling kernel: the default (page flags), page_ext asked for on
+# the command line, and a bit cap too small for the kernel's tags (must
+# fall back). In each: the mode is reported; page_ext holds no tag memory
+# in page-flags mode; pftag_pages' known allocations show exactly their
+# bytes and calls at their file:line and go back to zero when freed;
+# unloading with live pages and 20 load/unload cycles leak no index. The
+# /proc/allocinfo of the two storage modes is then compared whole.
+. "$(dirname "$0")/../lib.sh"
+o=$BUILD/test/page-flags
+mkdir -p "$o"
+mods=/opt/pftag/modules
+src=$TOP/tests/modules/pftag_pages.c
+
+# The known allocations: counts per order, from order 0.
+counts=(5 3 2 1)
+line0=$(grep -n '/\* SITE:order0 \*/' "$src" | cut -d: -f1)
+lineN=$(grep -n '/\* SITE:orderN \*/' "$src" | cut -d: -f1)
+bytes0=$((counts[0] * 4096)) calls0=${counts[0]}
+bytesN=0 callsN=0
+for ((ord = 1; ord < ${#counts[@]}; ord++)); do
+	bytesN=$((bytesN + counts[ord] * (4096 << ord)))
+	callsN=$((callsN + counts[ord]))
+done
+csv=$(IFS=,; echo "${counts[*]}")
+
+script="
+echo '== compressed'; cat /proc/sys/vm/mem_profiling_compressed
+echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
+echo '== dmesg'; dmesg
+insmod $mods/pftag_pages.ko counts=$csv
+echo '== loaded'; grep '\\[pftag_pages\\]' /proc/allocinfo
+echo '== allocinfo-loaded'; cat /proc/allocinfo
+echo 1 > /sys/kernel/debug/pftag_pages/free
+echo '== freed'; grep '\\[pftag_pages\\]' /proc/allocinfo
+rmmod pftag_pages
+echo '== after-rmmod'; cat /sys/kernel/debug/alloc_tag/storage
+insmod $mods/pftag_pages.ko counts=2 keep=1
+rmmod pftag_pages
+echo '== live-unload'; cat /sys/kernel/debug/alloc_tag/storage
+echo '== live-unload-dmesg'; dmesg | grep -i 'pftag_pages'
+i=0; while [ \$i -lt 20 ]; do insmod $mods/pftag_pages.ko counts=1,1 && rmmod pftag_pages; i=\$((i + 1)); done
+echo '== cycles'; cat /sys/kernel/debug/alloc_tag/storage
+echo '== allocinfo'; cat /proc/allocinfo
+echo '== end'
+"
+
+# tag_line SECTION-TEXT LINE: the allocinfo line of pftag_pages.c:LINE.
+tag_line() { awk -v l="pftag_pages.c:$2" '$3 ~ "/" l "$" || $3 == l' <<< "$1"; }
+
+check_mode() { # NAME APPEND WANT-COMPRESSED
+	local name=$1 append=$2 want=$3 out=$o/$1 f st d
+	guest profiling "$out" "$append" "$script" || return
+	f=$out/out.log
+	eq "$name: /proc/sys/vm/mem_profiling_compressed" "$want" "$(section compressed "$f")"
+	st=$(section storage "$f")
+	d=$(section dmesg "$f")
+	if [ "$want" = 1 ]; then
+		eq "$name: debugfs reports page-flags storage" "page" "$(field storage "$st")"
+		check "$name: the boot log says page flags, with bits, capacity and tags" \
+			grep -qE 'alloc_tag: page tags in page flags: [0-9]+ spare bits, [0-9]+ usable, capacity [0-9]+ tags, [0-9]+ kernel tags indexed' <<< "$d"
+		check "$name: no page_ext is allocated" bash -c "! grep -q 'bytes of page_ext' <<< \"\$1\"" _ "$d"
+	else
+		eq "$name: debugfs reports page_ext storage" "page_ext" "$(field storage "$st")"
+		check "$name: the boot log gives the fallback and its reason" \
+			grep -qE 'alloc_tag: page tags in page_ext: .*: [a-z]' <<< "$d"
+		check "$name: page_ext is allocated" grep -qE 'allocated [1-9][0-9]* bytes of page_ext' <<< "$d"
+	fi
+	check "$name: no warning or oops before the module tests" bash -c "! grep -qE 'WARNING|BUG:|Oops' <<< \"\$1\"" _ "$d"
+
+	local loaded freed
+	loaded=$(section loaded "$f")
+	eq "$name: order-0 site pftag_pages.c:$line0 has $bytes0 bytes in $calls0 calls" \
+		"$bytes0 $calls0" "$(tag_line "$loaded" "$line0" | awk '{ print $1, $2 }')"
+	eq "$name: higher-order site pftag_pages.c:$lineN has $bytesN bytes in $callsN calls" \
+		"$bytesN $callsN" "$(tag_line "$loaded" "$lineN" | awk '{ print $1, $2 }')"
+	freed=$(section freed "$f")
+	eq "$name: both sites are back to 0 bytes, 0 calls after the free" "0 0
+0 0" "$( { tag_line "$freed" "$line0"; tag_line "$freed" "$lineN"; } | awk '{ print $1, $2 }')"
+
+	if [ "$want" = 1 ]; then
+		local used0 used1 used2 held
+		used0=$(field module_indices_used "$st")
+		used1=$(field module_indices_used "$(section after-rmmod "$f")")
+		eq "$name: unloading releases the module's indices" "$used0" "$used1"
+		held=$(field module_indices_held_by_unloaded "$(section live-unload "$f")")
+		[ "${held:-0}" -gt 0 ] && ok "$name: unloading with live pages keeps the indices ($held held)" ||
+			fail "$name: unloading with live pages keeps the indices" "held: '$held'"
+		used2=$(field module_indices_used "$(section cycles "$f")")
+		eq "$name: 20 load/unload cycles leave the indices in use unchanged" \
+			"$(field module_indices_used "$(section live-unload "$f")")" "$used2"
+	fi
+	check "$name: unloading with live pages warns and names the module" \
+		grep -q 'pftag_pages.*allocated at module unload' <<< "$(section live-unload-dmesg "$f")"
+	local neg
+	neg=$(section allocinfo "$f" | sed '1,2d' | awk '$1 < 0')
+	eq "$name: no tag has negative bytes at the end" "" "$neg"
+}
+
+check_mode flags "" 1
+check_mode page_ext "sysctl.vm.mem_profiling=1,page_ext" 0
+check_mode capped "mem_profiling_idx_bits=8" 0
+
+# Whole-file comparison of the two storage modes after the same workload.
+a=$(section allocinfo-loaded "$o/flags/out.log")
+b=$(section allocinfo-loaded "$o/page_ext/out.log")
+if [ -n "$a" ] && [ -n "$b" ]; then
+	eq "both modes print the same header" "$(head -2 <<< "$a")" "$(head -2 <<< "$b")"
+	d=$(diff <(sed '1,2d' <<< "$a" | awk '{ $1 = $2 = ""; print }') \
+		<(sed '1,2d' <<< "$b" | awk '{ $1 = $2 = ""; print }'))
+	eq "both modes list the same tags in the same order" "" "$d"
+	eq "both modes give the test module the same bytes and calls" \
+		"$(grep '\[pftag_pages\]' <<< "$a")" "$(grep '\[pftag_pages\]' <<< "$b")"
+	pe_a=$(awk '$4 == "func:alloc_page_ext" { s += $1 } END { print s + 0 }' <<< "$a")
+	pe_b=$(awk '$4 == "func:alloc_page_ext" { s += $1 } END { print s + 0 }' <<< "$b")
+	eq "page_ext's own line is 0 in page-flags mode" 0 "$pe_a"
+	[ "$pe_b" -gt 0 ] && ok "page_ext's own line is not 0 in page_ext mode ($pe_b bytes)" ||
+		fail "page_ext's own line is not 0 in page_ext mode" "$pe_b"
+	# The full diff, for the record: which tags differ in value.
+	diff <(sed '1,2d' <<< "$a") <(sed '1,2d' <<< "$b") > "$o/allocinfo-flags-vs-page_ext.diff"
+fi
+done_testing
