@@ -10,7 +10,7 @@ export V FRAGMENTS
 # Guest options of `make boot`, passed to scripts/boot.sh as they are.
 export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 
-.PHONY: help deps assemble export check-export build allocinfo initramfs boot run test clean distclean
+.PHONY: help deps assemble export check-export check-bisect build allocinfo initramfs boot run test clean distclean
 
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
@@ -21,6 +21,7 @@ help:
 	@echo 'make assemble     build/linux = linux-source + overlay + patches/series'
 	@echo 'make export       write build/linux (base..HEAD) back to patches/ and the overlay'
 	@echo 'make check-export fail when build/linux and patches/ + overlay disagree'
+	@echo 'make check-bisect build and boot every prefix of the series (long)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
 	@echo 'make deps         install the Debian packages that are missing (root)'
 	@echo 'make clean        remove the build outputs, keep build/linux and ccache'
@@ -38,6 +39,10 @@ export:
 
 check-export: assemble
 	@tests/host/check-export.sh
+
+# Long: builds and boots every prefix of the series.
+check-bisect: assemble
+	@scripts/check-bisect.sh
 
 build: assemble
 	@scripts/build.sh $(CONFIG)

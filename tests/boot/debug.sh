@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# CONFIG_MEM_ALLOC_PROFILING_DEBUG in both storage modes: the debug build
+# boots in page flags and in page_ext, keeps the exact accounting of
+# pftag_pages, refuses run-time writes to mem_profiling, and its checks
+# ("alloc_tag was not cleared", "alloc_tag was not set", "current->alloc_tag
+# not set") stay silent through boot and the workload.
+. "$(dirname "$0")/../lib.sh"
+o=$BUILD/test/debug
+id=profiling+debug
+if ! out=$(FRAGMENTS=debug "$TOP/scripts/build.sh" profiling 2>&1 && "$TOP/scripts/initramfs.sh" "$id" 2>&1); then
+	fail "the debug build (FRAGMENTS=debug) builds" "$(tail -20 <<< "$out")"
+	done_testing
+fi
+ok "the debug build (FRAGMENTS=debug) builds"
+src=$TOP/tests/modules/pftag_pages.c
+line0=$(grep -n '/\* SITE:order0 \*/' "$src" | cut -d: -f1)
+lineN=$(grep -n '/\* SITE:orderN \*/' "$src" | cut -d: -f1)
+# counts=4,0,2: 4 order-0 pages; 2 order-2 allocations of 4 pages each.
+want0="$((4 * 4096)) 4" wantN="$((2 * 4 * 4096)) 2"
+script="
+echo '== compressed'; cat /proc/sys/vm/mem_profiling_compressed
+echo '== write'; if echo 0 > /proc/sys/vm/mem_profiling 2>/dev/null; then echo writable; else echo refused; fi
+insmod /opt/pftag/modules/pftag_pages.ko counts=4,0,2
+echo '== loaded'; grep '\\[pftag_pages\\]' /proc/allocinfo
+echo 1 > /sys/kernel/debug/pftag_pages/free
+rmmod pftag_pages
+echo '== freed'; grep '\\[pftag_pages\\]' /proc/allocinfo || true
+echo '== end'"
+
+for mode in flags page_ext; do
+	append=""
+	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	guest "$id" "$o/$mode" "$append" "$script" || continue
+	f=$o/$mode/out.log
+	eq "$mode: storage" "$([ $mode = flags ] && echo 1 || echo 0)" "$(section compressed "$f")"
+	eq "$mode: run-time writes to mem_profiling are refused" refused "$(section write "$f")"
+	l=$(section loaded "$f")
+	eq "$mode: pftag_pages.c:$line0 has $want0 (bytes calls)" "$want0" \
+		"$(awk -v l=":$line0" 'index($3, l) && substr($3, length($3) - length(l) + 1) == l { print $1, $2 }' <<< "$l")"
+	eq "$mode: pftag_pages.c:$lineN has $wantN (bytes calls)" "$wantN" \
+		"$(awk -v l=":$lineN" 'index($3, l) && substr($3, length($3) - length(l) + 1) == l { print $1, $2 }' <<< "$l")"
+	w=$(grep -E 'alloc_tag was not|current->alloc_tag not set|WARNING' "$o/$mode/console.log")
+	eq "$mode: no debug check fired" "" "$w"
+done
+done_testing
