@@ -29,10 +29,13 @@ script="
 echo '== compressed'; cat /proc/sys/vm/mem_profiling_compressed
 echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
 echo '== dmesg'; dmesg
+echo '== page-tags-boot'; cat /sys/kernel/debug/alloc_tag/page_tags
 insmod $mods/pftag_pages.ko counts=$csv
+echo '== page-tags-loaded'; cat /sys/kernel/debug/alloc_tag/page_tags
 echo '== loaded'; grep '\\[pftag_pages\\]' /proc/allocinfo
 echo '== allocinfo-loaded'; cat /proc/allocinfo
 echo 1 > /sys/kernel/debug/pftag_pages/free
+echo '== page-tags-freed'; cat /sys/kernel/debug/alloc_tag/page_tags
 echo '== freed'; grep '\\[pftag_pages\\]' /proc/allocinfo
 rmmod pftag_pages
 echo '== after-rmmod'; cat /sys/kernel/debug/alloc_tag/storage
@@ -42,6 +45,7 @@ echo '== live-unload'; cat /sys/kernel/debug/alloc_tag/storage
 echo '== live-unload-dmesg'; dmesg | grep -i 'pftag_pages'
 i=0; while [ \$i -lt 20 ]; do insmod $mods/pftag_pages.ko counts=1,1 && rmmod pftag_pages; i=\$((i + 1)); done
 echo '== cycles'; cat /sys/kernel/debug/alloc_tag/storage
+echo '== page-tags-end'; cat /sys/kernel/debug/alloc_tag/page_tags
 echo '== allocinfo'; cat /proc/allocinfo
 echo '== end'
 "
@@ -78,6 +82,23 @@ check_mode() { # NAME APPEND WANT-COMPRESSED
 	freed=$(section freed "$f")
 	eq "$name: both sites are back to 0 bytes, 0 calls after the free" "0 0
 0 0" "$( { tag_line "$freed" "$line0"; tag_line "$freed" "$lineN"; } | awk '{ print $1, $2 }')"
+
+	if [ "$want" = 1 ]; then
+		local pt
+		pt=$(section page-tags-boot "$f")
+		[ "$(field distinct_kernel_tags "$pt")" -gt 0 ] 2> /dev/null &&
+			ok "$name: page_tags finds kernel tags holding pages after boot" ||
+			fail "$name: page_tags finds kernel tags holding pages after boot" "$pt"
+		echo "#   info: $name: after boot, $(field distinct_tags "$pt") tags hold $(field tagged_allocations "$pt") page allocations"
+		eq "$name: with pftag_pages loaded, its 2 call sites are the only module tags on pages" \
+			2 "$(field distinct_module_tags "$(section page-tags-loaded "$f")")"
+		eq "$name: after the free, no module tag is on a page" \
+			0 "$(field distinct_module_tags "$(section page-tags-freed "$f")")"
+		pt=$(section page-tags-end "$f")
+		echo "#   info: $name: after the tests, $(field distinct_tags "$pt") tags hold $(field tagged_allocations "$pt") page allocations"
+	else
+		check "$name: page_tags says there is nothing to scan" grep -q 'nothing to scan' <<< "$(section page-tags-boot "$f")"
+	fi
 
 	if [ "$want" = 1 ]; then
 		local used0 used1 used2 held
