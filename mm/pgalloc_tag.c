@@ -28,6 +28,7 @@
  */
 
 #include <linux/alloc_tag.h>
+#include <linux/bitmap.h>
 #include <linux/debugfs.h>
 #include <linux/init.h>
 #include <linux/kernel.h>
@@ -322,6 +323,59 @@ static int storage_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(storage);
 
+/*
+ * Which tags hold pages right now: every online page is read once. Only a
+ * page that starts an allocation (or a piece of a split one) carries a
+ * tag, so tagged_allocations counts live page allocations. Racy against
+ * allocation and free by design: a snapshot for statistics.
+ */
+static int page_tags_show(struct seq_file *m, void *v)
+{
+	unsigned long nbits, pfn, allocs = 0, kernel = 0, module = 0;
+	unsigned long *seen;
+	struct zone *zone;
+
+	if (!alloc_tag_in_page_flags()) {
+		seq_puts(m, "page tags are kept in page_ext: nothing to scan\n");
+		return 0;
+	}
+
+	nbits = alloc_tag_kernel_idx_end + module_idx_space;
+	seen = bitmap_zalloc(nbits, GFP_KERNEL);
+	if (!seen)
+		return -ENOMEM;
+
+	for_each_populated_zone(zone) {
+		for (pfn = zone->zone_start_pfn; pfn < zone_end_pfn(zone); pfn++) {
+			struct page *page = pfn_to_online_page(pfn);
+			unsigned long idx;
+
+			if (!(pfn % 4096))
+				cond_resched();
+			if (!page || page_zone(page) != zone)
+				continue;
+			idx = page_alloc_tag_idx(page);
+			if (idx < ALLOC_TAG_IDX_FIRST || idx >= nbits)
+				continue;
+			allocs++;
+			if (__test_and_set_bit(idx, seen))
+				continue;
+			if (idx < alloc_tag_kernel_idx_end)
+				kernel++;
+			else
+				module++;
+		}
+	}
+	bitmap_free(seen);
+
+	seq_printf(m, "tagged_allocations: %lu\n", allocs);
+	seq_printf(m, "distinct_tags: %lu\n", kernel + module);
+	seq_printf(m, "distinct_kernel_tags: %lu\n", kernel);
+	seq_printf(m, "distinct_module_tags: %lu\n", module);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(page_tags);
+
 static int __init alloc_tag_storage_debugfs_init(void)
 {
 	struct dentry *dir;
@@ -331,6 +385,7 @@ static int __init alloc_tag_storage_debugfs_init(void)
 
 	dir = debugfs_create_dir("alloc_tag", NULL);
 	debugfs_create_file("storage", 0444, dir, NULL, &storage_fops);
+	debugfs_create_file("page_tags", 0400, dir, NULL, &page_tags_fops);
 	return 0;
 }
 late_initcall(alloc_tag_storage_debugfs_init);
