@@ -68,3 +68,12 @@ guest() {
 		return 1
 	fi
 }
+
+# site_line NAME: the line number of pftag_pages.c's call site marked
+# "/* SITE:NAME */" (the tests derive file:line from the source).
+site_line() {
+	grep -n "/\* SITE:$1 \*/" "$TOP/tests/modules/pftag_pages.c" | cut -d: -f1
+}
+
+# tag_line TEXT LINE: the allocinfo line of pftag_pages.c:LINE in TEXT.
+tag_line() { awk -v l="pftag_pages.c:$2" '$3 ~ "/" l "$" || $3 == l' <<< "$1"; }

@@ -12,9 +12,8 @@ if ! out=$(FRAGMENTS=debug "$TOP/scripts/build.sh" profiling 2>&1 && "$TOP/scrip
 	done_testing
 fi
 ok "the debug build (FRAGMENTS=debug) builds"
-src=$TOP/tests/modules/pftag_pages.c
-line0=$(grep -n '/\* SITE:order0 \*/' "$src" | cut -d: -f1)
-lineN=$(grep -n '/\* SITE:orderN \*/' "$src" | cut -d: -f1)
+line0=$(site_line order0)
+lineN=$(site_line orderN)
 # counts=4,0,2: 4 order-0 pages; 2 order-2 allocations of 4 pages each.
 want0="$((4 * 4096)) 4" wantN="$((2 * 4 * 4096)) 2"
 script="
@@ -36,9 +35,9 @@ for mode in flags page_ext; do
 	eq "$mode: run-time writes to mem_profiling are refused" refused "$(section write "$f")"
 	l=$(section loaded "$f")
 	eq "$mode: pftag_pages.c:$line0 has $want0 (bytes calls)" "$want0" \
-		"$(awk -v l=":$line0" 'index($3, l) && substr($3, length($3) - length(l) + 1) == l { print $1, $2 }' <<< "$l")"
+		"$(tag_line "$l" "$line0" | awk '{ print $1, $2 }')"
 	eq "$mode: pftag_pages.c:$lineN has $wantN (bytes calls)" "$wantN" \
-		"$(awk -v l=":$lineN" 'index($3, l) && substr($3, length($3) - length(l) + 1) == l { print $1, $2 }' <<< "$l")"
+		"$(tag_line "$l" "$lineN" | awk '{ print $1, $2 }')"
 	w=$(grep -E 'alloc_tag was not|current->alloc_tag not set|WARNING' "$o/$mode/console.log")
 	eq "$mode: no debug check fired" "" "$w"
 done

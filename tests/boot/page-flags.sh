@@ -11,12 +11,11 @@
 o=$BUILD/test/page-flags
 mkdir -p "$o"
 mods=/opt/pftag/modules
-src=$TOP/tests/modules/pftag_pages.c
 
 # The known allocations: counts per order, from order 0.
 counts=(5 3 2 1)
-line0=$(grep -n '/\* SITE:order0 \*/' "$src" | cut -d: -f1)
-lineN=$(grep -n '/\* SITE:orderN \*/' "$src" | cut -d: -f1)
+line0=$(site_line order0)
+lineN=$(site_line orderN)
 bytes0=$((counts[0] * 4096)) calls0=${counts[0]}
 bytesN=0 callsN=0
 for ((ord = 1; ord < ${#counts[@]}; ord++)); do
@@ -49,9 +48,6 @@ echo '== page-tags-end'; cat /sys/kernel/debug/alloc_tag/page_tags
 echo '== allocinfo'; cat /proc/allocinfo
 echo '== end'
 "
-
-# tag_line SECTION-TEXT LINE: the allocinfo line of pftag_pages.c:LINE.
-tag_line() { awk -v l="pftag_pages.c:$2" '$3 ~ "/" l "$" || $3 == l' <<< "$1"; }
 
 check_mode() { # NAME APPEND WANT-COMPRESSED
 	local name=$1 append=$2 want=$3 out=$o/$1 f st d
