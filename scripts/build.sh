@@ -35,6 +35,18 @@ suffix="-pftag-${id//+/-}"
 command -v ccache > /dev/null || die "ccache is not installed" "run 'make deps' (as root)"
 [ -d "$TREE/.git" ] || die "$TREE is not assembled" "run 'make assemble'"
 
+# ccache: paths relative to the build, so that another clone or work tree
+# of the project hits the same cache entries.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+
+# One kernel build at a time on this machine (a build takes every core):
+# builds from other clones or work trees wait for the lock.
+exec 9> "${PFTAG_BUILD_LOCK:-/tmp/pftag-kernel-build.lock}"
+if ! flock -n 9; then
+	note "another kernel build is running on this machine: waiting for it"
+	flock 9
+fi
+
 kmake() {
 	make -C "$TREE" O="$obj" -j"$(nproc)" CC="ccache gcc" HOSTCC="ccache gcc" \
 		KBUILD_BUILD_TIMESTAMP="2024-11-17 00:00:00 UTC" KBUILD_BUILD_USER=pftag \
