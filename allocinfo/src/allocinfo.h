@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 /* Exit codes: documented in README.md and allocinfo.1. */
@@ -82,6 +83,7 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 void ai_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void ai_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ai_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 const char *ai_human(int64_t v, char *buf, size_t n);
 const char *ai_human_d(double v, char *buf, size_t n);
 const char *ai_fmt_i128(__int128 v, int exact, int sign, char *buf, size_t n);

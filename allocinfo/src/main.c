@@ -60,11 +60,10 @@ void ai_usage_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", ai_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	ai_vwarn(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n(try '%s COMMAND --help')\n", ai_prog);
+	fprintf(stderr, "(try '%s COMMAND --help')\n", ai_prog);
 	exit(AI_EXIT_USAGE);
 }
 

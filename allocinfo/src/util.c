@@ -12,15 +12,20 @@
 
 const char *ai_prog = "allocinfo";
 
+void ai_vwarn(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", ai_prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void ai_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", ai_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	ai_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(AI_EXIT_FATAL);
 }
 
@@ -28,11 +33,9 @@ void ai_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", ai_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	ai_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void *xmalloc(size_t n)
