@@ -35,9 +35,10 @@ suffix="-pftag-${id//+/-}"
 command -v ccache > /dev/null || die "ccache is not installed" "run 'make deps' (as root)"
 [ -d "$TREE/.git" ] || die "$TREE is not assembled" "run 'make assemble'"
 
-# ccache: paths relative to the build, so that another clone or work tree
-# of the project hits the same cache entries.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+# No ccache base_dir: rewriting the compiler's paths to relative ones
+# defeats kbuild's -fmacro-prefix-map, and __FILE__, which /proc/allocinfo
+# prints, would read ../../linux/mm/... instead of mm/...
+unset CCACHE_BASEDIR
 
 # One kernel build at a time on this machine (a build takes every core):
 # builds from other clones or work trees wait for the lock.

@@ -36,6 +36,8 @@ fi
 
 bad=$(sed '1,2d' "$f" | grep -vE '^ {0,11}-?[0-9]+ {1,8}[0-9]+ [^ ]+:[0-9]+ func:[A-Za-z0-9_.]+ $' | head -5)
 eq "every tag line is '%12lli %8llu file:line func:name '" "" "$bad"
+rel=$(sed '1,2d' "$f" | awk '$3 ~ /^(\.|\/)/' | head -5)
+eq "kernel tags name their file relative to the tree (mm/..., not ../ or /)" "" "$rel"
 neg=$(sed '1,2d' "$f" | awk '$1 < 0' | head -5)
 eq "no tag has negative bytes" "" "$neg"
 
