@@ -48,6 +48,7 @@ echo '== allocinfo-freed'; cat /proc/allocinfo
 echo '== selftest'
 ALLOC_TAG_STRESS=$stress /opt/pftag/bin/alloc_tag_test
 echo \"== selftest-rc\"; echo \$?
+echo '== allocinfo-end'; cat /proc/allocinfo
 echo '== end'
 "
 
