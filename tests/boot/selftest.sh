@@ -98,6 +98,13 @@ for mode in flags page_ext; do
 			"$(awk -v f="func:$func" '$4 == "[pftag_ops]" && $5 == f { b += $1; c += $2 }
 				END { print b + 0, c + 0 }' "$o/$mode.allocinfo")"
 	done
+	# file:line of every call site, from its SITE: marker in the source.
+	while IFS=: read -r line name; do
+		name=${name#*SITE:}
+		name=${name%% *}
+		check "$mode: SITE:$name is pftag_ops.c:$line func:ops_$name" \
+			grep -qE " [^ ]*pftag_ops\.c:$line \[pftag_ops\] func:ops_$name \$" "$o/$mode.allocinfo"
+	done < <(grep -n '/\* SITE:' "$TOP/tests/modules/pftag_ops.c" | grep -v '^[0-9]*: \*')
 	eq "$mode: workload freed: every pftag_ops line is 0 bytes, 0 calls" "" \
 		"$(awk '$4 == "[pftag_ops]" && ($1 != 0 || $2 != 0)' "$o/$mode.freed")"
 	section selftest "$f" > "$o/$mode.tap"
