@@ -10,7 +10,7 @@ export V FRAGMENTS
 # Guest options of `make boot`, passed to scripts/boot.sh as they are.
 export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 
-.PHONY: help deps assemble export check-export check-bisect build allocinfo initramfs boot run test clean distclean
+.PHONY: help deps assemble export check-export check-bisect build allocinfo selftest initramfs boot run test stress clean distclean
 
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
@@ -23,6 +23,8 @@ help:
 	@echo 'make check-export fail when build/linux and patches/ + overlay disagree'
 	@echo 'make check-bisect build and boot every prefix of the series (long)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
+	@echo 'make selftest     the alloc_tag kselftest, static, for the guest (build/guest)'
+	@echo 'make stress       the concurrent stress test, long (STRESS_SECONDS=, default 240)'
 	@echo 'make deps         install the Debian packages that are missing (root)'
 	@echo 'make clean        remove the build outputs, keep build/linux and ccache'
 	@echo 'make distclean    remove build/ entirely'
@@ -52,7 +54,16 @@ allocinfo: deps
 	@$(MAKE) -s -C allocinfo all static
 	@mkdir -p build/guest && cp allocinfo/build/allocinfo.static build/guest/allocinfo
 
-initramfs: build allocinfo
+# The alloc_tag kselftest (tests/selftests/alloc_tag, also in build/linux at
+# tools/testing/selftests/alloc_tag), static, for the guest.
+SELFTEST_SRC := tests/selftests/alloc_tag/alloc_tag_test.c
+build/guest/alloc_tag_test: $(SELFTEST_SRC) | assemble
+	@mkdir -p build/guest
+	gcc -static -Wall -O2 -I build/linux/tools/testing/selftests -o $@ $(SELFTEST_SRC)
+
+selftest: assemble build/guest/alloc_tag_test
+
+initramfs: build allocinfo selftest
 	@scripts/initramfs.sh $(ID)
 
 boot: initramfs
@@ -64,8 +75,12 @@ run: initramfs
 	[ $$rc = 0 ] || echo "make run: the guest reported exit status $$rc (logs in build/boot/run)" >&2; \
 	exit $$rc
 
-test: deps assemble allocinfo
+test: deps assemble allocinfo selftest
 	@tests/run.sh
+
+# The stress test of tests/boot/stress.sh, longer than in `make test`.
+stress: deps assemble allocinfo selftest
+	@STRESS_SECONDS=$${STRESS_SECONDS:-240} tests/run.sh boot/stress
 
 clean:
 	rm -rf build/obj build/boot build/guest build/test

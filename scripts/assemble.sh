@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Assemble the kernel tree: Debian's pristine linux-source, then the
-# project's new files (the overlay: mm/, include/), then patches/series,
-# one commit each, in the git repository $TREE (build/linux), branch
+# project's new files (the overlay: mm/, include/, the selftests), then
+# patches/series, one commit each, in the git repository $TREE (build/linux), branch
 # "series". A developer edits there and runs `make export`.
 #
 #   assemble.sh            bring $TREE up to date (only changed files are
@@ -94,23 +94,23 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$index"' EXIT
 git_ read-tree base
 parent=$(git_ rev-parse base)
-overlay=$(cd "$SRC" && for d in $OVERLAY_DIRS; do [ ! -d "$d" ] || find "$d" -type f; done | LC_ALL=C sort)
+overlay=$(overlay_map "$SRC")
 if [ -n "$overlay" ]; then
-	while read -r f; do
-		if git_ cat-file -e "base:$f" 2>/dev/null; then
-			die "overlay file $f already exists in Linux $base_ver" \
+	while read -r f k; do
+		if git_ cat-file -e "base:$k" 2>/dev/null; then
+			die "overlay file $f already exists in Linux $base_ver (as $k)" \
 			    "an edit of an existing file belongs in a patch: move it to patches/"
 		fi
 		mode=100644
 		[ ! -x "$SRC/$f" ] || mode=100755
 		blob=$(git_ hash-object -w "$SRC/$f")
-		git_ update-index --add --cacheinfo "$mode,$blob,$f"
+		git_ update-index --add --cacheinfo "$mode,$blob,$k"
 	done <<< "$overlay"
 	tree=$(git_ write-tree)
 	parent=$(GIT_AUTHOR_NAME="$GIT_COMMITTER_NAME" GIT_AUTHOR_EMAIL="$GIT_COMMITTER_EMAIL" \
 		GIT_AUTHOR_DATE="$GIT_COMMITTER_DATE" git_ commit-tree "$tree" -p "$parent" \
 		-m "overlay: new files of the series" \
-		-m "The project keeps its new kernel files under mm/ and include/; they are inert until a patch of the series builds or includes them. 'make export' moves every new file back there.")
+		-m "The project keeps its new kernel files under mm/ and include/ (and the selftests under tests/selftests/); they are inert until a patch of the series builds or includes them. 'make export' moves every new file back there.")
 fi
 
 n=0

@@ -18,11 +18,7 @@ git_() { git -C "$TREE" -c core.abbrev=12 -c diff.renames=true -c diff.algorithm
 
 mapfile -t added < <(git_ diff --name-only --diff-filter=A base HEAD)
 for f in "${added[@]}"; do
-	ok=0
-	for d in $OVERLAY_DIRS; do
-		case "$f" in "$d"/*) ok=1 ;; esac
-	done
-	[ "$ok" = 1 ] || die "the series adds $f, outside the overlay directories ($OVERLAY_DIRS)" \
+	project_path "$f" > /dev/null || die "the series adds $f, outside the overlay directories ($OVERLAY_DIRS)" \
 		"put new kernel files under one of them, or add the directory to OVERLAY_DIRS in scripts/lib.sh"
 done
 
@@ -62,13 +58,14 @@ else
 	mkdir -p "$out/patches"
 fi
 cp "$tmp"/patches/* "$out/patches/"
-for d in $OVERLAY_DIRS; do
+for d in $(overlay_dirs); do
 	[ "$out" != "$TOP" ] || rm -rf "${TOP:?}/$d"
 done
 for f in "${added[@]}"; do
-	mkdir -p "$out/$(dirname "$f")"
-	git_ show "HEAD:$f" > "$out/$f"
-	[ "$(git_ ls-tree HEAD -- "$f" | cut -c1-6)" != 100755 ] || chmod +x "$out/$f"
+	p=$(project_path "$f")
+	mkdir -p "$out/$(dirname "$p")"
+	git_ show "HEAD:$f" > "$out/$p"
+	[ "$(git_ ls-tree HEAD -- "$f" | cut -c1-6)" != 100755 ] || chmod +x "$out/$p"
 done
 n=$(series_patches "$tmp/patches/series" | wc -l)
 note "exported $n patches and ${#added[@]} new files to $out"

@@ -11,9 +11,10 @@ STEP=${STEP:-$(basename "$0" .sh)}
 SERIES_KERNEL=$(cat "$TOP/scripts/KERNEL_VERSION")
 TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 TREE=${TREE:-$BUILD/linux}
-# Directories of the project whose files are new kernel files at the
-# same path (the overlay).
-OVERLAY_DIRS="mm include"
+# Directories of the project whose files are new kernel files (the
+# overlay): DIR lands at the same path in the kernel tree, DIR=KDIR under
+# KDIR instead.
+OVERLAY_DIRS="mm include tests/selftests/alloc_tag=tools/testing/selftests/alloc_tag"
 
 # die MESSAGE [WAY-OUT]: stop this step with a message naming it and the
 # way out, and a non-zero exit.
@@ -33,13 +34,39 @@ tree_version() {
 	     END { if (v == "") exit 1; print v "." p "." s }' "$1/Makefile"
 }
 
+# overlay_map [SRC]: "PROJECT-PATH KERNEL-PATH" of every overlay file of
+# SRC (default $TOP), paths relative to SRC and to the kernel tree, sorted.
+overlay_map() {
+	local src=${1:-$TOP} d p f
+	for d in $OVERLAY_DIRS; do
+		p=${d%%=*}
+		[ -d "$src/$p" ] || continue
+		(cd "$src" && find "$p" -type f) | while read -r f; do
+			printf '%s %s\n' "$f" "${d#*=}${f#"$p"}"
+		done
+	done | LC_ALL=C sort
+}
+
 # Every file of the overlay, relative to $TOP, sorted.
 overlay_files() {
+	overlay_map | cut -d' ' -f1
+}
+
+# overlay_dirs: the project's overlay directories.
+overlay_dirs() {
 	local d
+	for d in $OVERLAY_DIRS; do echo "${d%%=*}"; done
+}
+
+# project_path KERNEL-PATH: where a new kernel file lives in the project;
+# fails when it is outside every overlay directory.
+project_path() {
+	local d k
 	for d in $OVERLAY_DIRS; do
-		[ -d "$TOP/$d" ] || continue
-		(cd "$TOP" && find "$d" -type f)
-	done | LC_ALL=C sort
+		k=${d#*=}
+		case "$1" in "$k"/*) echo "${d%%=*}${1#"$k"}"; return 0 ;; esac
+	done
+	return 1
 }
 
 # Patch names listed in a series file, in order (comments and blanks skipped).
@@ -78,7 +105,8 @@ series_inputs() {
 		series_patches "$patches/series" | while read -r p; do
 			[ ! -f "$patches/$p" ] || sha1sum "$patches/$p"
 		done
-		(cd "$src" && for d in $OVERLAY_DIRS; do [ ! -d "$d" ] || find "$d" -type f; done |
-			LC_ALL=C sort | xargs -r sha1sum)
+		overlay_map "$src" | while read -r f k; do
+			echo "$k $(sha1sum < "$src/$f")"
+		done
 	} | sha1sum | cut -c1-40
 }

@@ -17,7 +17,7 @@ fi
 ok "the assembled tree exports"
 d=$(diff -r "$TOP/patches" "$tmp/patches" 2>&1)
 eq "patches/ equals the export of build/linux (make export writes it)" "" "$d"
-for dir in $OVERLAY_DIRS; do
+for dir in $(overlay_dirs); do
 	if [ -d "$TOP/$dir" ] || [ -d "$tmp/$dir" ]; then
 		d=$(diff -r "$TOP/$dir" "$tmp/$dir" 2>&1)
 		eq "$dir/ equals the new files of build/linux" "" "$d"

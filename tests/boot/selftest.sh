@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The alloc_tag kselftest (tests/selftests/alloc_tag) in both storage
+# modes, on a 2-node guest (migration between nodes), each of its TAP
+# results reported here with the mode. Before the suite, each boot runs
+# the same deterministic workload of pftag_ops: its lines must show the
+# bytes and calls derived below in both modes, and the two
+# /proc/allocinfo files must differ only in page_ext's own line and in
+# boot noise, listed in build/test/selftest/allocinfo-flags-vs-page_ext.diff.
+. "$(dirname "$0")/../lib.sh"
+o=$BUILD/test/selftest
+mkdir -p "$o"
+P=4096
+stress=${SELFTEST_STRESS_SECONDS:-15}
+
+# The workload: command, its call site, bytes and calls it leaves charged.
+workload=(
+	"pages 0 5|ops_pages|$((5 * P))|5"
+	"pages 3 2|ops_pages|$((2 * 8 * P))|2"
+	"bulk 10|ops_bulk|$((10 * P))|10"
+	# 5 pages and 100 bytes: 6 pages kept, each a call
+	"exact $((5 * P + 100)) 2|ops_exact|$((2 * 6 * P))|12"
+	# order 2 split into 4 pages, each a call
+	"split 2 3|ops_split|$((3 * 4 * P))|12"
+	# order 3 with an extra reference, released: the first page stays
+	"shared 3 2|ops_shared|$((2 * P))|2"
+	"folio 4 2|ops_folio|$((2 * 16 * P))|2"
+	# 8 pages, one call each, and the 64-byte page array
+	"vmalloc 8 1|ops_vmalloc|$((8 * P + 64))|9"
+)
+declare -A want_bytes want_calls
+cmds=""
+for w in "${workload[@]}"; do
+	IFS='|' read -r cmd func b c <<< "$w"
+	want_bytes[$func]=$((${want_bytes[$func]:-0} + b))
+	want_calls[$func]=$((${want_calls[$func]:-0} + c))
+	cmds="$cmds echo '$cmd' > \$C;"
+done
+
+script="
+C=/sys/kernel/debug/pftag_ops/ctl
+echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
+insmod /opt/pftag/modules/pftag_ops.ko
+$cmds
+echo 'release shared' > \$C
+echo '== allocinfo-workload'; cat /proc/allocinfo
+echo 'free all' > \$C
+echo '== allocinfo-freed'; cat /proc/allocinfo
+echo '== selftest'
+ALLOC_TAG_STRESS=$stress /opt/pftag/bin/alloc_tag_test
+echo \"== selftest-rc\"; echo \$?
+echo '== allocinfo-end'; cat /proc/allocinfo
+echo '== end'
+"
+
+# report MODE TAP-FILE: one TAP line here per result of the suite.
+report() {
+	local mode=$1 tap=$2 n=0
+	while IFS= read -r line; do
+		local name rest
+		case "$line" in
+		"ok "* | "not ok "*) ;;
+		*) continue ;;
+		esac
+		n=$((n + 1))
+		rest=${line#ok }
+		rest=${rest#not ok }
+		name=$(awk '{ print $2 }' <<< "$rest")
+		if [[ $line == "not ok "* ]]; then
+			fail "$mode: $name" "$(awk -v t="$name" '
+				$0 ~ "#  RUN +" t " " { on = 1; next }
+				on && /^(not )?ok / { exit }
+				on' "$tap")"
+		elif [[ $line == *"# SKIP"* ]]; then
+			skip "$mode: $name" "${line#*# SKIP }"
+		else
+			ok "$mode: $name"
+		fi
+	done < "$tap"
+	[ "$n" -gt 0 ] || fail "$mode: the suite printed TAP results" "$(tail -20 "$tap")"
+}
+
+for mode in flags page_ext; do
+	append=""
+	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	if ! err=$("$TOP/scripts/boot.sh" -k profiling -m 1G -n 2 -c 2 -t 1200 -o "$o/$mode" -q \
+		-a "$append" "$script" 2>&1); then
+		fail "$mode: the 2-node guest runs the suite to the end" "$err"
+		continue
+	fi
+	f=$o/$mode/out.log
+	eq "$mode: storage" "$([ $mode = flags ] && echo page || echo page_ext)" \
+		"$(field storage "$(section storage "$f")")"
+	section allocinfo-workload "$f" > "$o/$mode.allocinfo"
+	section allocinfo-freed "$f" > "$o/$mode.freed"
+	for func in "${!want_bytes[@]}"; do
+		eq "$mode: workload: [pftag_ops] func:$func holds ${want_bytes[$func]} bytes in ${want_calls[$func]} calls" \
+			"${want_bytes[$func]} ${want_calls[$func]}" \
+			"$(awk -v f="func:$func" '$4 == "[pftag_ops]" && $5 == f { b += $1; c += $2 }
+				END { print b + 0, c + 0 }' "$o/$mode.allocinfo")"
+	done
+	# file:line of every call site, from its SITE: marker in the source.
+	while IFS=: read -r line name; do
+		name=${name#*SITE:}
+		name=${name%% *}
+		check "$mode: SITE:$name is pftag_ops.c:$line func:ops_$name" \
+			grep -qE " [^ ]*pftag_ops\.c:$line \[pftag_ops\] func:ops_$name \$" "$o/$mode.allocinfo"
+	done < <(grep -n '/\* SITE:' "$TOP/tests/modules/pftag_ops.c" | grep -v '^[0-9]*: \*')
+	eq "$mode: workload freed: every pftag_ops line is 0 bytes, 0 calls" "" \
+		"$(awk '$4 == "[pftag_ops]" && ($1 != 0 || $2 != 0)' "$o/$mode.freed")"
+	section selftest "$f" > "$o/$mode.tap"
+	report "$mode" "$o/$mode.tap"
+	grep -E '^# (Totals|PASSED|FAILED)' "$o/$mode.tap" | sed "s/^# /#   info: $mode: /"
+done
+
+# Cross-mode equivalence after the same workload.
+a=$o/flags.allocinfo b=$o/page_ext.allocinfo
+if [ -s "$a" ] && [ -s "$b" ]; then
+	keys() { sed '1,2d' "$1" | awk '{ $1 = $2 = ""; print }'; }
+	eq "both modes list the same tags" "" "$(diff <(keys "$a" | sort) <(keys "$b" | sort))"
+	eq "both modes give every pftag_ops line the same bytes and calls" \
+		"$(grep '\[pftag_ops\]' "$a")" "$(grep '\[pftag_ops\]' "$b")"
+	d=$o/allocinfo-flags-vs-page_ext.diff
+	{
+		echo "# /proc/allocinfo after the same workload: page flags (<) vs page_ext (>)"
+		echo "# differing lines, named by cause:"
+		join -j 1 -t '|' \
+			<(sed '1,2d' "$a" | awk '{ k = $3; for (i = 4; i <= NF; i++) k = k " " $i; print k "|" $1 " " $2 }' | sort) \
+			<(sed '1,2d' "$b" | awk '{ k = $3; for (i = 4; i <= NF; i++) k = k " " $i; print k "|" $1 " " $2 }' | sort) |
+		awk -F'|' '$2 != $3 {
+			cause = "runtime noise: tasks, slab, kernel threads of this boot"
+			if ($1 ~ /func:alloc_page_ext$/) cause = "page_ext itself (not allocated in page-flags mode)"
+			else if ($1 ~ /func:module_idx_set$/) cause = "page-flags mode: its module index table"
+			else if ($1 ~ /func:(p4d_alloc_one|vmap_init_nodes)$/)
+				cause = "early boot: allocated before page_ext is ready, tagged in page-flags mode only"
+			else if ($1 ~ /\[pftag_ops\]/) cause = "TEST TAG (must not differ)"
+			printf "%-60s flags: %-22s page_ext: %-22s %s\n", $1, $2, $3, cause
+		}'
+	} > "$d"
+	eq "no pftag_ops line differs between the modes" "" "$(grep 'TEST TAG' "$d")"
+	eq "page_ext's own line differs between the modes" 1 "$(grep -c 'func:alloc_page_ext' "$d")"
+	echo "#   info: $(($(wc -l < "$d") - 2)) lines differ between the modes; see $d"
+fi
+done_testing

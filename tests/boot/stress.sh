@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The stress test of the alloc_tag kselftest on the debug build
+# (CONFIG_MEM_ALLOC_PROFILING_DEBUG), in both storage modes, on a 2-node
+# guest: STRESS_SECONDS (default 20; `make stress`: 240) of concurrent
+# allocation, free, split, THP split, migration, compaction and module
+# load/unload on both CPUs; then every test tag must be back where it
+# started, nothing negative, and the debug checks must have said nothing.
+. "$(dirname "$0")/../lib.sh"
+o=$BUILD/test/stress
+id=profiling+debug
+seconds=${STRESS_SECONDS:-20}
+if ! out=$(FRAGMENTS=debug "$TOP/scripts/build.sh" profiling 2>&1 && "$TOP/scripts/initramfs.sh" "$id" 2>&1); then
+	fail "the debug build (FRAGMENTS=debug) builds" "$(tail -20 <<< "$out")"
+	done_testing
+fi
+script="
+insmod /opt/pftag/modules/pftag_ops.ko
+echo '== selftest'
+ALLOC_TAG_STRESS=$seconds /opt/pftag/bin/alloc_tag_test -t stress
+echo '== end'
+"
+for mode in flags page_ext; do
+	append=""
+	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	if ! err=$("$TOP/scripts/boot.sh" -k "$id" -m 1G -n 2 -c 2 -t $((seconds * 4 + 300)) \
+		-o "$o/$mode" -q -a "$append" "$script" 2>&1); then
+		fail "$mode: the stress run gets to the end" "$err"
+		continue
+	fi
+	tap=$(section selftest "$o/$mode/out.log")
+	r=$(grep -E '^(not )?ok [0-9]+ paths.stress' <<< "$tap")
+	if [[ $r == "ok "* ]]; then
+		ok "$mode: $seconds s of stress: every test tag back to its start, nothing negative"
+	else
+		fail "$mode: $seconds s of stress: every test tag back to its start, nothing negative" \
+			"$(grep -E '^#' <<< "$tap" | tail -30)"
+	fi
+	# The one boot warning of this guest is not ours: QEMU's two nodes
+	# interleave the CPUs, and x86's topology check says so at boot.
+	w=$(grep -E 'alloc_tag was not|current->alloc_tag not set|WARNING|BUG:' "$o/$mode/console.log" |
+		grep -v 'smpboot.c:[0-9]* topology_sane')
+	eq "$mode: the debug checks reported nothing" "" "$w"
+done
+done_testing
