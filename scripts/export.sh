@@ -16,6 +16,16 @@ git_() { git -C "$TREE" -c core.abbrev=12 -c diff.renames=true -c diff.algorithm
 [ -z "$(git_ status --porcelain --untracked-files=no)" ] ||
 	die "$TREE has uncommitted edits" "commit them (git commit or git commit --fixup, then git rebase -i base) and export again"
 
+# The project must not have moved on since build/linux was assembled (or
+# last exported): exporting would overwrite those changes with an older
+# state, and delete overlay files the tree does not have.
+if [ "$out" = "$TOP" ] &&
+   [ "$(series_inputs "$TOP/patches" "$TOP" "$(cat "$TREE/.git/pftag-tarball")")" != \
+     "$(cat "$TREE/.git/pftag-inputs" 2> /dev/null)" ]; then
+	die "patches/ or the overlay changed since $TREE was assembled; exporting would undo that" \
+	    "export to a folder (scripts/export.sh DIR) and merge by hand, or rebase your commits in $TREE onto a fresh 'make assemble'"
+fi
+
 mapfile -t added < <(git_ diff --name-only --diff-filter=A base HEAD)
 for f in "${added[@]}"; do
 	project_path "$f" > /dev/null || die "the series adds $f, outside the overlay directories ($OVERLAY_DIRS)" \
