@@ -10,7 +10,7 @@ export V FRAGMENTS
 # Guest options of `make boot`, passed to scripts/boot.sh as they are.
 export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 
-.PHONY: help deps assemble export check-export check-bisect build allocinfo initramfs boot run test clean distclean
+.PHONY: help deps assemble export check-export check-bisect build allocinfo initramfs boot run test bench clean distclean
 
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
@@ -22,6 +22,8 @@ help:
 	@echo 'make export       write build/linux (base..HEAD) back to patches/ and the overlay'
 	@echo 'make check-export fail when build/linux and patches/ + overlay disagree'
 	@echo 'make check-bisect build and boot every prefix of the series (long)'
+	@echo 'make bench        cost of page-flags mode vs page_ext and no profiling:'
+	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
 	@echo 'make deps         install the Debian packages that are missing (root)'
 	@echo 'make clean        remove the build outputs, keep build/linux and ccache'
@@ -67,9 +69,19 @@ run: initramfs
 test: deps assemble allocinfo
 	@tests/run.sh
 
+# Not part of `make test`: figures, not assertions (tests/boot/bench-smoke.sh
+# only checks that the microbenchmark runs and parses).
+bench: deps assemble
+	@scripts/bench.sh
+
 clean:
 	rm -rf build/obj build/boot build/guest build/test
 	@$(MAKE) -s -C allocinfo clean
 
-distclean:
+dist# Not part of `make test`: figures, not assertions (tests/boot/bench-smoke.sh
+# only checks that the microbenchmark runs and parses).
+bench: deps assemble
+	@scripts/bench.sh
+
+clean:
 	rm -rf build
