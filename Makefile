@@ -78,10 +78,5 @@ clean:
 	rm -rf build/obj build/boot build/guest build/test
 	@$(MAKE) -s -C allocinfo clean
 
-dist# Not part of `make test`: figures, not assertions (tests/boot/bench-smoke.sh
-# only checks that the microbenchmark runs and parses).
-bench: deps assemble
-	@scripts/bench.sh
-
-clean:
+distclean:
 	rm -rf build
