@@ -78,7 +78,7 @@ boot() { # boot NAME BUILD APPEND DIR [boot.sh options] -- WHAT LOOPS RUNS
 	local opts=()
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
-	note "$(basename "$dir"): $name"
+	note "${dir#"$OUT"/}"
 	"$TOP/scripts/boot.sh" -k "$build" -c "$CPUS" -x "$OUT/bench.cpio" -t 900 -q \
 		-o "$dir" -a "$append" "${opts[@]}" "/opt/pftag/bench/run-bench $*" ||
 		die "the $name guest failed (logs in $dir)" "see $dir/console.log"
