@@ -10,7 +10,7 @@ export V FRAGMENTS
 # Guest options of `make boot`, passed to scripts/boot.sh as they are.
 export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 
-.PHONY: help deps assemble export check-export check-bisect build allocinfo selftest initramfs boot run test stress clean distclean
+.PHONY: help deps assemble export check-export check-bisect build allocinfo selftest initramfs boot run test stress bench clean distclean
 
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
@@ -22,6 +22,8 @@ help:
 	@echo 'make export       write build/linux (base..HEAD) back to patches/ and the overlay'
 	@echo 'make check-export fail when build/linux and patches/ + overlay disagree'
 	@echo 'make check-bisect build and boot every prefix of the series (long)'
+	@echo 'make bench        cost of page-flags mode vs page_ext and no profiling:'
+	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
 	@echo 'make selftest     the alloc_tag kselftest, static, for the guest (build/guest)'
 	@echo 'make stress       the concurrent stress test, long (STRESS_SECONDS=, default 240)'
@@ -81,6 +83,11 @@ test: deps assemble allocinfo selftest
 # The stress test of tests/boot/stress.sh, longer than in `make test`.
 stress: deps assemble allocinfo selftest
 	@STRESS_SECONDS=$${STRESS_SECONDS:-240} tests/run.sh boot/stress
+
+# Not part of `make test`: figures, not assertions (tests/boot/bench-smoke.sh
+# only checks that the microbenchmark runs and parses).
+bench: deps assemble
+	@scripts/bench.sh
 
 clean:
 	rm -rf build/obj build/boot build/guest build/test

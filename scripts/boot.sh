@@ -10,13 +10,16 @@
 #   -a ARGS     extra kernel command line
 #   -t SECS     hard timeout of the whole boot (default 300)
 #   -i          -icount shift=0: the guest clock counts instructions
+#   -x CPIO     one more archive unpacked over the build's initramfs
+#               (files only some boots need, e.g. perf and its libraries)
 #   -o DIR      keep console.log, out.log, status there (default
 #               build/boot/last)
 #   -q          do not print the guest's output (it stays in DIR/out.log)
 #   -d          dry run: print the QEMU command line and stop
 #
 # Environment equivalents: KERNEL MEM CPUS NUMA APPEND TIMEOUT ICOUNT OUT
-# QUIET DRYRUN, and CMD. ACCEL=kvm uses KVM (the default is TCG: KVM is
+# QUIET DRYRUN EXTRA_INITRD, and CMD.
+# ACCEL=kvm uses KVM (the default is TCG: KVM is
 # not usable on every machine, and -icount needs TCG).
 #
 # Exit status: the command's own, or 124 when the timeout fired and 125
@@ -37,9 +40,10 @@ QUIET=${QUIET:-0}
 DRYRUN=${DRYRUN:-0}
 ACCEL=${ACCEL:-tcg}
 CMD=${CMD:-}
+EXTRA_INITRD=${EXTRA_INITRD:-}
 
 usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
-while getopts "k:m:c:n:a:t:o:iqdh" opt; do
+while getopts "k:m:c:n:a:t:o:x:iqdh" opt; do
 	case $opt in
 	k) KERNEL=$OPTARG ;;
 	m) MEM=$OPTARG ;;
@@ -49,6 +53,7 @@ while getopts "k:m:c:n:a:t:o:iqdh" opt; do
 	t) TIMEOUT=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	i) ICOUNT=1 ;;
+	x) EXTRA_INITRD=$OPTARG ;;
 	q) QUIET=1 ;;
 	d) DRYRUN=1 ;;
 	*) usage ;;
@@ -72,6 +77,8 @@ if [ "$DRYRUN" != 1 ]; then
 	[ -f "$obj/.pftag-built" ] && [ -f "$kernel" ] ||
 		die "kernel build '$KERNEL' is missing (no $kernel)" "run 'make build CONFIG=${KERNEL%%+*}'"
 	[ -f "$obj/initramfs.cpio" ] || "$TOP/scripts/initramfs.sh" "$KERNEL"
+	[ -z "$EXTRA_INITRD" ] || [ -f "$EXTRA_INITRD" ] ||
+		die "extra initramfs archive '$EXTRA_INITRD' does not exist" "build it first or drop -x"
 	command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 is not installed" "run 'make deps' (as root)"
 fi
 
@@ -103,7 +110,7 @@ mkdir -p "$OUT"
 mkdir -p "$OUT/run.d"
 printf '%s\n' "$CMD" > "$OUT/run.d/run.sh"
 (cd "$OUT/run.d" && echo run.sh | cpio -o -H newc --quiet -R 0:0) > "$OUT/run.cpio"
-cat "$obj/initramfs.cpio" "$OUT/run.cpio" > "$OUT/initrd.cpio"
+cat "$obj/initramfs.cpio" ${EXTRA_INITRD:+"$EXTRA_INITRD"} "$OUT/run.cpio" > "$OUT/initrd.cpio"
 show_cmd timeout -k 5 "$TIMEOUT" "${qemu[@]}" > "$OUT/qemu.cmd"
 
 start=$(date +%s.%N)

@@ -19,6 +19,8 @@ pkgs=(
 	python3			# kunit.py parse, result tables
 	file			# checks of static binaries
 	git
+	linux-perf		# perf stat / perf bench in the guests of make bench
+	gnuplot-nox		# the plot of make bench
 )
 missing=()
 for p in "${pkgs[@]}"; do

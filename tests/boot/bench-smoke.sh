@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The microbenchmark of `make bench` (tests/modules/pftag_bench.c) with
+# tiny loop counts in page-flags mode: it loads, reports every case and
+# its output parses with the report's own parser. No figure is checked:
+# the figures are `make bench`'s.
+. "$(dirname "$0")/../lib.sh"
+o=$BUILD/test/bench-smoke
+if guest profiling "$o" "" \
+	'insmod /opt/pftag/modules/pftag_bench.ko loops=64 runs=2 cpu=1 && rmmod pftag_bench && dmesg | grep "pftag_bench:"'; then
+	ok "pftag_bench loads, runs and unloads"
+	if out=$(python3 "$TOP/scripts/bench-report.py" --parse-micro "$o/out.log" 2>&1); then
+		ok "its output parses"
+		eq "every case reports two runs" 5 "$(awk 'NF == 3 && $2 > 0 && $3 > 0' <<< "$out" | wc -l)"
+	else
+		fail "its output parses" "$out"
+	fi
+fi
+done_testing
