@@ -33,7 +33,7 @@ obj=$BUILD/obj/$id
 suffix="-pftag-${id//+/-}"
 
 command -v ccache > /dev/null || die "ccache is not installed" "run 'make deps' (as root)"
-[ -d "$TREE/.git" ] || die "$TREE is not assembled" "run 'make assemble'"
+[ -e "$TREE/.git" ] || die "$TREE is not assembled" "run 'make assemble'"
 
 # No ccache base_dir: rewriting the compiler's paths to relative ones
 # defeats kbuild's -fmacro-prefix-map, and __FILE__, which /proc/allocinfo
