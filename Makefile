@@ -23,7 +23,8 @@ help:
 	@echo 'make check-export fail when build/linux and patches/ + overlay disagree'
 	@echo 'make series       build/series: the series with its new files, git am-able,'
 	@echo '                  and a cover letter (patches/cover-letter.txt)'
-	@echo 'make check-bisect build and boot every prefix of the series (long)'
+	@echo 'make check-bisect build and boot every patch of make series on its own (long);'
+	@echo "                  BISECT='-n' dry run, '-f N' from step N, '-a' build/linux's commits"
 	@echo 'make bench        cost of page-flags mode vs page_ext and no profiling:'
 	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
@@ -53,7 +54,7 @@ series: assemble
 
 # Long: builds and boots every prefix of the series.
 check-bisect: assemble
-	@scripts/check-bisect.sh
+	@scripts/check-bisect.sh $(BISECT)
 
 build: assemble
 	@scripts/build.sh $(CONFIG)

@@ -192,6 +192,8 @@ if [ -s "$tmp/unplaced" ]; then
 fi
 [ "$(git_ rev-parse "$parent^{tree}")" = "$(git_ rev-parse "$head^{tree}")" ] ||
 	die "the series does not add up to $rev of $TREE" "report this: scripts/series.sh has a bug"
+# The commits, for check-bisect.sh (which builds and boots each).
+[ "$rev" != HEAD ] || git_ update-ref refs/pftag/series "$parent"
 
 # The patches, and the cover letter from its template.
 rm -rf "$out"
