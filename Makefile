@@ -10,7 +10,7 @@ export V FRAGMENTS
 # Guest options of `make boot`, passed to scripts/boot.sh as they are.
 export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 
-.PHONY: help deps assemble export check-export check-bisect build allocinfo selftest initramfs boot run test stress bench clean distclean
+.PHONY: help deps assemble export check-export series check-bisect build allocinfo selftest initramfs boot run test stress bench clean distclean
 
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
@@ -21,7 +21,10 @@ help:
 	@echo 'make assemble     build/linux = linux-source + overlay + patches/series'
 	@echo 'make export       write build/linux (base..HEAD) back to patches/ and the overlay'
 	@echo 'make check-export fail when build/linux and patches/ + overlay disagree'
-	@echo 'make check-bisect build and boot every prefix of the series (long)'
+	@echo 'make series       build/series: the series with its new files, git am-able,'
+	@echo '                  and a cover letter (patches/cover-letter.txt)'
+	@echo 'make check-bisect build and boot every patch of make series on its own (long);'
+	@echo "                  BISECT='-n' dry run, '-f N' from step N, '-a' build/linux's commits"
 	@echo 'make bench        cost of page-flags mode vs page_ext and no profiling:'
 	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
@@ -44,9 +47,14 @@ export:
 check-export: assemble
 	@tests/host/check-export.sh
 
+# The series for review: every new file in the first patch that refers to
+# it, a cover letter, in build/series (scripts/series.sh).
+series: assemble
+	@scripts/series.sh
+
 # Long: builds and boots every prefix of the series.
 check-bisect: assemble
-	@scripts/check-bisect.sh
+	@scripts/check-bisect.sh $(BISECT)
 
 build: assemble
 	@scripts/build.sh $(CONFIG)

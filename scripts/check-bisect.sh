@@ -1,41 +1,120 @@
 #!/usr/bin/env bash
-# check-bisect.sh: build and boot every prefix of the series (base +
-# overlay + patches 1..k, for every k), so that every patch builds and
-# boots on its own. Each step is a build of the profiling config in
-# build/obj/bisect (ccache makes the later steps cheaper) and one boot
-# that must reach userspace and read /proc/allocinfo. Long: about one
-# kernel build per patch. Not part of `make test`.
+# check-bisect.sh [-a] [-f N] [-n]: build and boot every patch of the
+# series on its own. The steps are the commits of `make series` (each new
+# file arrives with the patch that refers to it, as `git am` gives them),
+# every one built with the profiling config and booted once: the boot must
+# reach userspace, read the /proc/allocinfo header and log no WARNING,
+# BUG or Oops. Not part of `make test`.
+#
+#   -a     the commits of build/linux instead (overlay first, then the
+#          patches): for a series `make series` cannot make yet
+#   -f N   start at step N (the earlier steps are taken as checked)
+#   -n     dry run: make the series, print every step's commit and the
+#          commands, build and boot nothing
+#
+# Speed: one work tree (build/bisect/linux) and one build directory
+# (build/obj/bisect) serve every step and every run; git checkout rewrites
+# only the files a step changes, so each build is incremental, and ccache
+# keeps the objects of earlier runs (same paths, same flags). Modules of
+# the tests are not built; the boot is 256 MiB, 1 vCPU, 120 s at most.
+# The result, one line per step, is printed and kept in
+# build/bisect/result.txt, the logs of a failed step next to it.
 STEP=check-bisect
 . "$(dirname "$0")/lib.sh"
 
-[ -d "$TREE/.git" ] || die "$TREE is not assembled" "run 'make assemble'"
-wt=$BUILD/bisect-tree
-git -C "$TREE" worktree remove --force "$wt" 2> /dev/null || true
-rm -rf "$wt"
-mapfile -t commits < <(git -C "$TREE" rev-list --reverse base..HEAD)
-git -C "$TREE" worktree add -q --detach "$wt" "${commits[0]}" ||
-	die "cannot make a work tree for the check" "check the free disk space"
-trap 'git -C "$TREE" worktree remove --force "$wt" 2> /dev/null' EXIT
+mode=series from=1 dry=0
+while getopts "af:n" opt; do
+	case $opt in
+	a) mode=assembled ;;
+	f) from=$OPTARG ;;
+	n) dry=1 ;;
+	*) die "usage: check-bisect.sh [-a] [-f N] [-n]" "see the comment at the top of scripts/check-bisect.sh" ;;
+	esac
+done
+case $from in '' | *[!0-9]*) die "-f takes a step number" "e.g. -f 3" ;; esac
 
-failed=0
+[ -d "$TREE/.git" ] || die "$TREE is not assembled" "run 'make assemble'"
+dir=$BUILD/bisect
+wt=$dir/linux
+id=bisect
+mkdir -p "$dir"
+
+if [ "$mode" = series ]; then
+	"$TOP/scripts/series.sh" "$BUILD/series" ||
+		die "make series failed, so there is no series to check" \
+		    "fix what it names, or check the commits of build/linux with 'scripts/check-bisect.sh -a'"
+	top=$(git -C "$TREE" rev-parse refs/pftag/series)
+else
+	top=$(git -C "$TREE" rev-parse HEAD)
+fi
+mapfile -t commits < <(git -C "$TREE" rev-list --reverse "base..$top")
+[ ${#commits[@]} -gt 0 ] || die "no commit to check on top of base" "run 'make assemble'"
+[ "$from" -ge 1 ] && [ "$from" -le ${#commits[@]} ] ||
+	die "-f $from: the steps are 1 to ${#commits[@]}" "pick one of them"
+
+# The work tree: kept from the last run when it belongs to $TREE (a new
+# base makes a new repository, and a new work tree).
+if [ "$dry" = 0 ]; then
+	if [ -e "$wt/.git" ] &&
+	   [ "$(cd "$wt" && git rev-parse --path-format=absolute --git-common-dir 2> /dev/null)" = "$(cd "$TREE" && git rev-parse --path-format=absolute --git-common-dir)" ]; then
+		git -C "$wt" reset -q --hard 2> /dev/null || true
+	else
+		git -C "$TREE" worktree prune
+		rm -rf "$wt"
+		git -C "$TREE" worktree add -q --detach "$wt" "${commits[from - 1]}" ||
+			die "cannot make the work tree $wt" "check the free disk space"
+	fi
+fi
+
+result=$dir/result.txt
+[ "$dry" = 1 ] || { rm -f "$dir"/build-*.log "$dir"/boot-*.log "$dir"/console-*.log; : > "$result.new"; }
+failed=0 k=0
 for c in "${commits[@]}"; do
+	k=$((k + 1))
 	subject=$(git -C "$TREE" log -1 --format=%s "$c")
-	git -C "$wt" checkout -q --detach "$c"
-	note "building: $subject"
+	line=$(printf '%2d/%d %s' "$k" ${#commits[@]} "$subject")
+	[ "$k" -ge "$from" ] || continue
+	if [ "$dry" = 1 ]; then
+		echo "step $line"
+		echo "  git -C ${wt#"$TOP"/} checkout -q --detach $(git -C "$TREE" rev-parse --short=12 "$c")"
+		echo "  TREE=${wt#"$TOP"/} BUILD_ID=$id CONFIG_CHECK=warn TEST_MODULES=0 scripts/build.sh profiling"
+		echo "  scripts/initramfs.sh $id"
+		printf '  '
+		"$TOP/scripts/boot.sh" -d -k "$id" -m 256M -c 1 -t 120 -o "$BUILD/boot/bisect" true | sed "s|$TOP/||g"
+		continue
+	fi
+	git -C "$wt" checkout -q -f --detach "$c" || die "cannot check out $c in $wt" "remove $wt and run again"
+	note "step $line: building"
+	t0=$SECONDS
 	# Options a later patch introduces do not exist yet: warn, do not fail.
-	if ! TREE=$wt BUILD_ID=bisect CONFIG_CHECK=warn "$TOP/scripts/build.sh" profiling > /dev/null 2>&1; then
-		note "FAIL (build): $subject (log: build/obj/bisect/build.log)"
+	if ! TREE=$wt BUILD_ID=$id CONFIG_CHECK=warn TEST_MODULES=0 "$TOP/scripts/build.sh" profiling > "$dir/build-$k.log" 2>&1; then
+		cat "$BUILD/obj/$id/build.log" >> "$dir/build-$k.log" 2> /dev/null || true
+		echo "FAIL (build) $line (log: ${dir#"$TOP"/}/build-$k.log)" | tee -a "$result.new"
 		failed=1
 		continue
 	fi
-	"$TOP/scripts/initramfs.sh" bisect
-	if "$TOP/scripts/boot.sh" -k bisect -q -o "$BUILD/boot/bisect" -t 120 \
-		'test "$(sed -n 1p /proc/allocinfo)" = "allocinfo - version: 1.0"'; then
-		note "ok: $subject"
-	else
-		note "FAIL (boot): $subject (console: build/boot/bisect/console.log)"
+	tb=$((SECONDS - t0))
+	t0=$SECONDS
+	"$TOP/scripts/initramfs.sh" "$id" > /dev/null 2>&1 || die "initramfs.sh $id failed" "run it by hand to see why"
+	o=$BUILD/boot/bisect
+	if ! "$TOP/scripts/boot.sh" -k "$id" -q -m 256M -c 1 -t 120 -o "$o" \
+		'test "$(sed -n 1p /proc/allocinfo)" = "allocinfo - version: 1.0"' > "$dir/boot-$k.log" 2>&1; then
+		cp "$o/console.log" "$dir/console-$k.log" 2> /dev/null || true
+		echo "FAIL (boot) $line (console: ${dir#"$TOP"/}/console-$k.log)" | tee -a "$result.new"
 		failed=1
+		continue
 	fi
+	if w=$(grep -m3 -E 'WARNING|BUG:|Oops' "$o/console.log"); then
+		cp "$o/console.log" "$dir/console-$k.log"
+		echo "FAIL (warning) $line: $(head -n 1 <<< "$w") (console: ${dir#"$TOP"/}/console-$k.log)" | tee -a "$result.new"
+		failed=1
+		continue
+	fi
+	echo "ok   $line (build $tb s, boot $((SECONDS - t0)) s)" | tee -a "$result.new"
+	rm -f "$dir/build-$k.log" "$dir/boot-$k.log"
 done
-[ $failed = 0 ] || die "some patch does not build or boot on its own (see above)" "fix that patch in build/linux and 'make export'"
-note "every prefix of the series builds and boots"
+[ "$dry" = 0 ] || exit 0
+mv "$result.new" "$result"
+[ $failed = 0 ] || die "some patch does not build or boot on its own (see above; all: ${result#"$TOP"/})" \
+	"fix that patch in build/linux and 'make export'"
+note "every step builds and boots (${result#"$TOP"/})"

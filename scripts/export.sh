@@ -68,6 +68,10 @@ else
 	mkdir -p "$out/patches"
 fi
 cp "$tmp"/patches/* "$out/patches/"
+# The cover letter of `make series` is no commit: it stays as it is.
+if [ "$out" != "$TOP" ] && [ -f "$TOP/patches/cover-letter.txt" ]; then
+	cp "$TOP/patches/cover-letter.txt" "$out/patches/"
+fi
 for d in $(overlay_dirs); do
 	[ "$out" != "$TOP" ] || rm -rf "${TOP:?}/$d"
 done

@@ -27,7 +27,8 @@ for d in "$TOP/scripts/guest" "$BUILD/guest"; do
 	find "$d" -maxdepth 1 -type f ! -name init -exec cp {} "$root/opt/pftag/bin/" \;
 done
 mkdir -p "$root/opt/pftag/modules"
-cp "$obj"/testmods/*.ko "$root/opt/pftag/modules/"
+# (none in a build made with TEST_MODULES=0)
+[ ! -d "$obj/testmods" ] || cp "$obj"/testmods/*.ko "$root/opt/pftag/modules/"
 chmod -R a+rX "$root/opt/pftag"
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null --reproducible -o -H newc --quiet -R 0:0) > "$obj/initramfs.cpio.new" ||
