@@ -14,11 +14,15 @@
 #               (files only some boots need, e.g. perf and its libraries)
 #   -o DIR      keep console.log, out.log, status there (default
 #               build/boot/last)
+#   -p ARGS     load the TCG plugin build/plugin/libpftag-cache.so (built
+#               by scripts/qemu-plugin.sh when out of date) with ARGS, its
+#               comma-separated arguments, e.g. out=FILE (default output:
+#               DIR/qemu.log); -p '' for none. See bench/plugin/pftag-cache.c
 #   -q          do not print the guest's output (it stays in DIR/out.log)
 #   -d          dry run: print the QEMU command line and stop
 #
 # Environment equivalents: KERNEL MEM CPUS NUMA APPEND TIMEOUT ICOUNT OUT
-# QUIET DRYRUN EXTRA_INITRD, and CMD.
+# QUIET DRYRUN EXTRA_INITRD, PLUGIN (set, even empty: -p), and CMD.
 # ACCEL=kvm uses KVM (the default is TCG: KVM is
 # not usable on every machine, and -icount needs TCG).
 #
@@ -41,9 +45,11 @@ DRYRUN=${DRYRUN:-0}
 ACCEL=${ACCEL:-tcg}
 CMD=${CMD:-}
 EXTRA_INITRD=${EXTRA_INITRD:-}
+PLUGIN_ON=${PLUGIN+1}
+PLUGIN=${PLUGIN:-}
 
 usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
-while getopts "k:m:c:n:a:t:o:x:iqdh" opt; do
+while getopts "k:m:c:n:a:t:o:x:p:iqdh" opt; do
 	case $opt in
 	k) KERNEL=$OPTARG ;;
 	m) MEM=$OPTARG ;;
@@ -54,6 +60,7 @@ while getopts "k:m:c:n:a:t:o:x:iqdh" opt; do
 	o) OUT=$OPTARG ;;
 	i) ICOUNT=1 ;;
 	x) EXTRA_INITRD=$OPTARG ;;
+	p) PLUGIN=$OPTARG PLUGIN_ON=1 ;;
 	q) QUIET=1 ;;
 	d) DRYRUN=1 ;;
 	*) usage ;;
@@ -70,6 +77,7 @@ mem_mib=$(numfmt --from=iec "${MEM%B}" 2>/dev/null) ||
 	die "guest memory '$MEM' is not a size" "use QEMU's syntax, e.g. 512M or 4G"
 mem_mib=$((mem_mib / 1048576))
 [ "$((mem_mib % NUMA))" -eq 0 ] || die "$MEM does not split evenly over $NUMA NUMA nodes" "pick a multiple"
+[ -z "$PLUGIN_ON" ] || [ "$ACCEL" = tcg ] || die "-p (a TCG plugin) needs ACCEL=tcg, not $ACCEL" "drop ACCEL= or -p"
 
 obj=$BUILD/obj/$KERNEL
 kernel=$obj/arch/x86/boot/bzImage
@@ -80,6 +88,7 @@ if [ "$DRYRUN" != 1 ]; then
 	[ -z "$EXTRA_INITRD" ] || [ -f "$EXTRA_INITRD" ] ||
 		die "extra initramfs archive '$EXTRA_INITRD' does not exist" "build it first or drop -x"
 	command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 is not installed" "run 'make deps' (as root)"
+	[ -z "$PLUGIN_ON" ] || "$TOP/scripts/qemu-plugin.sh"
 fi
 
 qemu=(qemu-system-x86_64 -machine pc -accel "$ACCEL" -cpu max -m "${mem_mib}M" -smp "$CPUS"
@@ -88,6 +97,7 @@ qemu=(qemu-system-x86_64 -machine pc -accel "$ACCEL" -cpu max -m "${mem_mib}M" -
 	-serial "file:$OUT/console.log" -serial "file:$OUT/out.log" -serial "file:$OUT/status"
 	-append "console=ttyS0 panic=-1 rdinit=/init $APPEND")
 [ "$ICOUNT" != 1 ] || qemu+=(-icount shift=0,sleep=off)
+[ -z "$PLUGIN_ON" ] || qemu+=(-plugin "$BUILD/plugin/libpftag-cache.so${PLUGIN:+,$PLUGIN}")
 if [ "$NUMA" -gt 1 ]; then
 	for ((n = 0; n < NUMA; n++)); do
 		cpus=""
