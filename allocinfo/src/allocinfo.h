@@ -49,6 +49,8 @@ struct ai_snap {
 	size_t skipped;		/* malformed lines left out */
 	size_t warnings;	/* other problems (missing header, ...) */
 	size_t msgs;		/* messages printed so far */
+	char **owned;		/* strings made by merging (extra of sums) */
+	size_t nowned, capowned;
 };
 
 struct ai_parse_opts {

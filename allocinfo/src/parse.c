@@ -442,6 +442,77 @@ void ai_hmap_free(struct ai_hmap *m)
 	m->slot = NULL;
 }
 
+/* The next key:value pair of an extra string: [*k, *v) key, [*v+1, *e) value. */
+static const char *next_pair(const char *x, const char **k, const char **v,
+			     const char **e)
+{
+	while (*x == ' ' || *x == '\t')
+		x++;
+	if (!*x)
+		return NULL;
+	*k = x;
+	*e = x + strcspn(x, " \t");
+	*v = memchr(x, ':', *e - x);
+	if (!*v)
+		*v = *e;
+	return *e;
+}
+
+/* the pair of extra string x whose key is [k, kend), or NULL */
+static const char *find_key(const char *x, const char *k, size_t klen,
+			    const char **val, const char **vend)
+{
+	const char *pk, *pv, *pe;
+
+	while ((x = next_pair(x, &pk, &pv, &pe)))
+		if ((size_t)(pv - pk) == klen && !memcmp(pk, k, klen)) {
+			*val = pv < pe ? pv + 1 : pe;
+			*vend = pe;
+			return pk;
+		}
+	return NULL;
+}
+
+/*
+ * The extra pairs of a sum of duplicate lines: those of the first line,
+ * then the keys only later lines have; accurate:no from any line wins,
+ * so the sum of an inaccurate counter is marked inaccurate whatever the
+ * order of the lines.
+ */
+static void merge_extra(struct ai_snap *s, struct ai_tag *d,
+			const struct ai_tag *t)
+{
+	size_t cap = strlen(d->extra) + strlen(t->extra) + 16, n = 0;
+	const char *x = d->extra, *k, *v, *e, *ov, *oe;
+	char *out;
+
+	if (!strcmp(d->extra, t->extra))
+		return;
+	out = xmalloc(cap);
+	while ((x = next_pair(x, &k, &v, &e))) {
+		/* accurate:yes (or any value) of the first line, no in a later one */
+		if (v - k == 8 && !memcmp(k, "accurate", 8) &&
+		    find_key(t->extra, k, 8, &ov, &oe) &&
+		    oe - ov == 2 && !memcmp(ov, "no", 2)) {
+			n += sprintf(out + n, "%saccurate:no", n ? " " : "");
+			continue;
+		}
+		n += sprintf(out + n, "%s%.*s", n ? " " : "", (int)(e - k), k);
+	}
+	x = t->extra;
+	while ((x = next_pair(x, &k, &v, &e)))
+		if (!find_key(d->extra, k, v - k, &ov, &oe) &&
+		    !find_key(out, k, v - k, &ov, &oe))
+			n += sprintf(out + n, "%s%.*s", n ? " " : "", (int)(e - k), k);
+	out[n] = '\0';
+	if (s->nowned == s->capowned) {
+		s->capowned = s->capowned ? s->capowned * 2 : 8;
+		s->owned = xrealloc(s->owned, s->capowned * sizeof(*s->owned));
+	}
+	s->owned[s->nowned++] = out;
+	d->extra = out;
+}
+
 /* Sum the lines that share file, line, module and func. */
 void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o)
 {
@@ -479,6 +550,7 @@ void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o)
 				    t->file, t->line, t->func);
 				s->warnings++;
 			}
+			merge_extra(s, d, t);
 			d->flags |= t->flags & AI_F_INACCURATE;
 			d->flags &= ~AI_F_NEGATIVE;
 			if (d->bytes < 0)
@@ -520,6 +592,11 @@ int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o)
 
 void ai_snap_free(struct ai_snap *s)
 {
+	size_t i;
+
+	for (i = 0; i < s->nowned; i++)
+		free(s->owned[i]);
+	free(s->owned);
 	free(s->buf);
 	free(s->tags);
 	memset(s, 0, sizeof(*s));

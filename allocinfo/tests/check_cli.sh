@@ -50,6 +50,25 @@ check "export -o FILE writes FILE" "$("$BIN" export -f "$s")" "$(cat "$t/allocin
 [ ! -e "$t/allocinfo.prom.tmp" ] && ok "and leaves no FILE.tmp" || nok "and leaves no FILE.tmp"
 rm -rf "$t"
 
+# duplicates: the sum is accurate:no when any of its lines is, in either order
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+dup_a='        4096        1 mm/x.c:1 func:f '
+dup_b='        8192        2 mm/x.c:1 func:f accurate:no '
+for order in ab ba; do
+	if [ $order = ab ]; then l1=$dup_a l2=$dup_b; else l1=$dup_b l2=$dup_a; fi
+	in=$(printf 'allocinfo - version: 2.0\n%s\n%s\n' "$l1" "$l2")
+	check "duplicates ($order): top shows the sum as accurate:no" "12288 3 mm/x.c:1 func:f accurate:no (2 lines)" \
+		"$(printf '%s\n' "$in" | "$BIN" top -b -H -f - | awk '{ $1 = $1; print }')"
+	check "duplicates ($order): json extra says accurate no" '"extra":{"accurate":"no"}' \
+		"$(printf '%s\n' "$in" | "$BIN" export -F json -f - | grep -o '"extra":{[^}]*}')"
+	rm -f "$W/d.db"
+	printf '%s\n' "$in" | "$BIN" record -q -d "$W/d.db" -f -
+	if command -v sqlite3 > /dev/null; then
+		check "duplicates ($order): record stores accurate:no" "accurate:no" "$(sqlite3 "$W/d.db" 'SELECT extra FROM sample')"
+	fi
+done
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
