@@ -489,6 +489,7 @@ static void merge_extra(struct ai_snap *s, struct ai_tag *d,
 	if (!strcmp(d->extra, t->extra))
 		return;
 	out = xmalloc(cap);
+	out[0] = '\0';
 	while ((x = next_pair(x, &k, &v, &e))) {
 		/* accurate:yes (or any value) of the first line, no in a later one */
 		if (v - k == 8 && !memcmp(k, "accurate", 8) &&
