@@ -83,6 +83,7 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t sz);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+void ai_keep(char *p);
 void ai_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void ai_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ai_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));

@@ -3,6 +3,7 @@
 #ifndef ALLOCINFO_CLI_H
 #define ALLOCINFO_CLI_H
 
+#include <getopt.h>
 #include <stdarg.h>
 
 #include "allocinfo.h"
@@ -39,6 +40,8 @@ struct ai_common {
 	const char *mod_glob, *path_glob, *func_glob;
 };
 
+extern const char *ai_cmd;	/* the command running, for messages */
+int ai_getopt(int argc, char **argv, const char *so, const struct option *lo);
 int ai_common_opt(struct ai_common *co, int c, const char *arg);
 void ai_usage_err(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));

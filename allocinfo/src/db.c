@@ -248,7 +248,7 @@ int cmd_record(int argc, char **argv)
 	uint64_t k;
 	char *e;
 
-	while ((c = getopt_long(argc, argv, "d:f:i:c:l:qh", lo, NULL)) != -1) {
+	while ((c = ai_getopt(argc, argv, "d:f:i:c:l:qh", lo)) != -1) {
 		switch (c) {
 		case 'd':
 			dbpath = optarg;
@@ -875,7 +875,7 @@ int cmd_report(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	while ((c = getopt_long(argc, argv, "d:n:s:m:bHh", lo, NULL)) != -1) {
+	while ((c = ai_getopt(argc, argv, "d:n:s:m:bHh", lo)) != -1) {
 		if (c != 'f' && ai_common_opt(&co, c, optarg))
 			continue;
 		switch (c) {

@@ -16,6 +16,21 @@
 
 /* ---- options shared by the commands ---- */
 
+/* "mm/" is a directory: everything under it, as the glob mm/ then '*' */
+static const char *dir_glob(const char *arg)
+{
+	size_t n = strlen(arg);
+	char *p;
+
+	if (!n || arg[n - 1] != '/')
+		return arg;
+	p = xmalloc(n + 2);
+	memcpy(p, arg, n);
+	strcpy(p + n, "*");
+	ai_keep(p);
+	return p;
+}
+
 int ai_common_opt(struct ai_common *co, int c, const char *arg)
 {
 	switch (c) {
@@ -47,7 +62,7 @@ int ai_common_opt(struct ai_common *co, int c, const char *arg)
 		co->mod_glob = arg;
 		return 1;
 	case OPT_PATH:
-		co->path_glob = arg;
+		co->path_glob = dir_glob(arg);
 		return 1;
 	case OPT_FUNC:
 		co->func_glob = arg;
@@ -56,6 +71,8 @@ int ai_common_opt(struct ai_common *co, int c, const char *arg)
 	return 0;
 }
 
+const char *ai_cmd;
+
 void ai_usage_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -63,9 +80,38 @@ void ai_usage_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	ai_vwarn(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "(try '%s COMMAND --help')\n", ai_prog);
+	if (ai_cmd)
+		fprintf(stderr, "(try '%s %s --help')\n", ai_prog, ai_cmd);
+	else
+		fprintf(stderr, "(try '%s --help')\n", ai_prog);
 	exit(AI_EXIT_USAGE);
 }
+
+/*
+ * getopt_long() without abbreviations: GNU getopt takes any unique
+ * prefix, so "--by" in a command without --by became "--bytes". A long
+ * option must be spelled in full.
+ */
+int ai_getopt(int argc, char **argv, const char *so, const struct option *lo)
+{
+	int li = -1, c = getopt_long(argc, argv, so, lo, &li);
+	const char *a;
+	size_t n;
+
+	if (c == -1 || li < 0 || optind < 1)
+		return c;
+	a = argv[optind - 1];
+	if (optarg && optarg == argv[optind - 1] && optind >= 2)
+		a = argv[optind - 2];
+	if (strncmp(a, "--", 2))
+		return c;
+	n = strcspn(a + 2, "=");
+	if (n != strlen(lo[li].name) || strncmp(a + 2, lo[li].name, n))
+		ai_usage_err("%s: unknown option '%.*s' (long options are not abbreviated)",
+			     ai_cmd ? ai_cmd : "allocinfo", (int)n + 2, a);
+	return c;
+}
+
 
 int ai_match(const struct ai_common *co, const struct ai_tag *t)
 {
@@ -288,7 +334,7 @@ static int cmd_top(int argc, char **argv)
 	size_t n;
 	int c;
 
-	while ((c = getopt_long(argc, argv, COMMON_SHORTOPTS "s:", lo, NULL)) != -1) {
+	while ((c = ai_getopt(argc, argv, COMMON_SHORTOPTS "s:", lo)) != -1) {
 		if (ai_common_opt(&co, c, optarg))
 			continue;
 		if (c == 's')
@@ -475,7 +521,7 @@ static int cmd_tree(int argc, char **argv)
 	char *buf;
 	int c;
 
-	while ((c = getopt_long(argc, argv, COMMON_SHORTOPTS "d:", lo, NULL)) != -1) {
+	while ((c = ai_getopt(argc, argv, COMMON_SHORTOPTS "d:", lo)) != -1) {
 		if (ai_common_opt(&co, c, optarg))
 			continue;
 		if (c == OPT_BY)
@@ -676,7 +722,7 @@ static int cmd_diff(int argc, char **argv)
 	int all = 0, c, w;
 	char b1[64], b2[64], b3[64];
 
-	while ((c = getopt_long(argc, argv, COMMON_SHORTOPTS "s:a", lo, NULL)) != -1) {
+	while ((c = ai_getopt(argc, argv, COMMON_SHORTOPTS "s:a", lo)) != -1) {
 		if (ai_common_opt(&co, c, optarg))
 			continue;
 		if (c == 's')
@@ -844,7 +890,7 @@ static int cmd_export(int argc, char **argv)
 	size_t n;
 	int c;
 
-	while ((c = getopt_long(argc, argv, COMMON_SHORTOPTS "F:o:", lo, NULL)) != -1) {
+	while ((c = ai_getopt(argc, argv, COMMON_SHORTOPTS "F:o:", lo)) != -1) {
 		if (ai_common_opt(&co, c, optarg))
 			continue;
 		if (c == 'F') {
@@ -940,8 +986,10 @@ int main(int argc, char **argv)
 			char *h[] = { argv[2], "--help", NULL };
 
 			for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-				if (!strcmp(argv[2], cmds[i].name))
+				if (!strcmp(argv[2], cmds[i].name)) {
+					ai_cmd = cmds[i].name;
 					return cmds[i].fn(2, h);
+				}
 		}
 		help(main_help);
 	}
@@ -950,7 +998,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
+		if (!strcmp(argv[1], cmds[i].name)) {
+			ai_cmd = cmds[i].name;
 			return cmds[i].fn(argc - 1, argv + 1);
+		}
 	ai_usage_err("unknown command '%s'", argv[1]);
 }

@@ -136,7 +136,7 @@ int cmd_plot(int argc, char **argv)
 	int svg, c;
 	char b[256], tb[64];
 
-	while ((c = getopt_long(argc, argv, "d:o:n:h", lo, NULL)) != -1) {
+	while ((c = ai_getopt(argc, argv, "d:o:n:h", lo)) != -1) {
 		if (ai_common_opt(&co, c, optarg))
 			continue;
 		switch (c) {

@@ -64,6 +64,26 @@ void *xrealloc(void *p, size_t n)
 	return p;
 }
 
+/* Strings that live as long as the command: freed at exit. */
+static char **kept;
+static size_t nkept;
+
+static void free_kept(void)
+{
+	while (nkept)
+		free(kept[--nkept]);
+	free(kept);
+	kept = NULL;
+}
+
+void ai_keep(char *p)
+{
+	if (!kept)
+		atexit(free_kept);
+	kept = xrealloc(kept, (nkept + 1) * sizeof(*kept));
+	kept[nkept++] = p;
+}
+
 char *xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;

@@ -69,6 +69,23 @@ for order in ab ba; do
 	fi
 done
 
+# long options are not abbreviated: diff has no --by, and --by is no --bytes
+"$BIN" diff --by module "$s" "$s" > /dev/null 2> "$W/err"
+check "diff --by module is a usage error (no abbreviation of --bytes)" 2 $?
+grep -q -- "--by" "$W/err" && ok "and the message names --by" || nok "and the message names --by" "$(cat "$W/err")"
+"$BIN" top --byte -f "$s" > /dev/null 2>&1
+check "top --byte (an abbreviation) is a usage error" 2 $?
+"$BIN" top --bytes=x -f "$s" > /dev/null 2>&1
+check "top --bytes=x is a usage error" 2 $?
+check "top --input=FILE and --sort=name still work" "$("$BIN" top -b -H -s name -f "$s")" "$("$BIN" top -b -H --sort=name --input="$s")"
+# the hint names the command
+"$BIN" diff --sort=weight "$s" "$s" > /dev/null 2> "$W/err"
+grep -q "allocinfo diff --help" "$W/err" && ok "the usage hint names the command (allocinfo diff --help)" ||
+	nok "the usage hint names the command (allocinfo diff --help)" "$(cat "$W/err")"
+# a directory pattern: mm/ is everything under mm/
+check "--path mm/ is --path 'mm/*'" "$("$BIN" top -b -H -n 0 -f "$s" --path 'mm/*')" "$("$BIN" top -b -H -n 0 -f "$s" --path mm/)"
+[ -n "$("$BIN" top -b -H -n 0 -f "$s" --path mm/)" ] && ok "--path mm/ matches something" || nok "--path mm/ matches something"
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
