@@ -28,6 +28,13 @@ enum {
 	OPT_TITLE,
 };
 
+/* the patterns of one filter: any of inc (all when none), none of exc */
+#define AI_MAX_GLOBS 64
+struct ai_globs {
+	const char *inc[AI_MAX_GLOBS], *exc[AI_MAX_GLOBS];
+	size_t ninc, nexc;
+};
+
 struct ai_common {
 	const char *input;
 	uint64_t limit;
@@ -37,7 +44,7 @@ struct ai_common {
 	int keep_dups;
 	int no_header;
 	int quiet;
-	const char *mod_glob, *path_glob, *func_glob;
+	struct ai_globs mod, path, func;
 };
 
 extern const char *ai_cmd;	/* the command running, for messages */

@@ -31,6 +31,34 @@ static const char *dir_glob(const char *arg)
 	return p;
 }
 
+/* GLOB includes, !GLOB excludes */
+static void globs_add(struct ai_globs *g, const char *arg)
+{
+	int exc = arg[0] == '!';
+	size_t *n = exc ? &g->nexc : &g->ninc;
+
+	if (exc && !arg[1])
+		ai_usage_err("%s: '!' wants a pattern after it ('!mm/*')", ai_cmd);
+	if (*n == AI_MAX_GLOBS)
+		ai_usage_err("%s: at most %d patterns per filter", ai_cmd, AI_MAX_GLOBS);
+	(exc ? g->exc : g->inc)[(*n)++] = arg + exc;
+}
+
+static int globs_match(const struct ai_globs *g, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < g->nexc; i++)
+		if (!fnmatch(g->exc[i], s, 0))
+			return 0;
+	if (!g->ninc)
+		return 1;
+	for (i = 0; i < g->ninc; i++)
+		if (!fnmatch(g->inc[i], s, 0))
+			return 1;
+	return 0;
+}
+
 int ai_common_opt(struct ai_common *co, int c, const char *arg)
 {
 	switch (c) {
@@ -59,13 +87,13 @@ int ai_common_opt(struct ai_common *co, int c, const char *arg)
 		co->quiet = 1;
 		return 1;
 	case OPT_MODULE:
-		co->mod_glob = arg;
+		globs_add(&co->mod, arg);
 		return 1;
 	case OPT_PATH:
-		co->path_glob = dir_glob(arg);
+		globs_add(&co->path, dir_glob(arg));
 		return 1;
 	case OPT_FUNC:
-		co->func_glob = arg;
+		globs_add(&co->func, arg);
 		return 1;
 	}
 	return 0;
@@ -117,11 +145,8 @@ int ai_match(const struct ai_common *co, const struct ai_tag *t)
 {
 	if (co->has_min && t->bytes < co->min)
 		return 0;
-	if (co->mod_glob && fnmatch(co->mod_glob, ai_module_name(t), 0))
-		return 0;
-	if (co->path_glob && fnmatch(co->path_glob, t->file, 0))
-		return 0;
-	if (co->func_glob && fnmatch(co->func_glob, t->func, 0))
+	if (!globs_match(&co->mod, ai_module_name(t)) ||
+	    !globs_match(&co->path, t->file) || !globs_match(&co->func, t->func))
 		return 0;
 	return 1;
 }
@@ -288,8 +313,12 @@ static const char top_help[] =
 "  -m, --min SIZE     only tags holding at least SIZE (4096, 64K, 1.5M)\n"
 "      --module GLOB  only tags of modules matching GLOB (built-in code\n"
 "                     is module 'vmlinux')\n"
-"      --path GLOB    only tags whose source file matches GLOB ('mm/*')\n"
+"      --path GLOB    only tags whose source file matches GLOB ('mm/*';\n"
+"                     'mm/' is the same: everything under mm/)\n"
 "      --func GLOB    only tags whose function matches GLOB\n"
+"                     A filter given several times keeps the tags that\n"
+"                     match any of its patterns; '!GLOB' drops the tags\n"
+"                     that match GLOB (--module '!vmlinux').\n"
 "  -b, --bytes        exact byte counts instead of KiB/MiB/GiB\n"
 "  -k, --keep-dups    list repeated file:line func lines apart (default:\n"
 "                     summed, marked '(N lines)')\n"

@@ -86,6 +86,17 @@ grep -q "allocinfo diff --help" "$W/err" && ok "the usage hint names the command
 check "--path mm/ is --path 'mm/*'" "$("$BIN" top -b -H -n 0 -f "$s" --path 'mm/*')" "$("$BIN" top -b -H -n 0 -f "$s" --path mm/)"
 [ -n "$("$BIN" top -b -H -n 0 -f "$s" --path mm/)" ] && ok "--path mm/ matches something" || nok "--path mm/ matches something"
 
+# several patterns of a filter are OR-ed; !GLOB excludes
+m=$HERE/samples/modules-dups-negative.txt
+check "--module ttm --module virtio_net: both modules" "$(awk 'NR > 2 && ($4 == "[ttm]" || $4 == "[virtio_net]")' "$m" | wc -l)" \
+	"$("$BIN" top -q -b -H -n 0 -f "$m" --module ttm --module virtio_net | wc -l)"
+check "--module '!vmlinux': every module tag" "$(awk 'NR > 2 && $4 ~ /^\[/' "$m" | awk '{ print $4 }' | sort -u | wc -l)" \
+	"$("$BIN" top -q -b -H -n 0 -f "$m" --module '!vmlinux' | awk '{ print $4 }' | sort -u | wc -l)"
+check "--path '!mm/' --path '!fs/*': neither mm nor fs" "$(awk 'NR > 2 && $3 !~ /^(mm|fs)\//' "$s" | wc -l)" \
+	"$("$BIN" top -q -b -H -n 0 -f "$s" --path '!mm/' --path '!fs/*' | wc -l)"
+check "--path 'mm/*' --path '!mm/slub.c': includes, then excludes" "$(awk 'NR > 2 && $3 ~ /^mm\// && $3 !~ /^mm\/slub.c:/' "$s" | wc -l)" \
+	"$("$BIN" top -q -b -H -n 0 -f "$s" --path 'mm/*' --path '!mm/slub.c' | wc -l)"
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
