@@ -6,10 +6,12 @@
  * tree, diff and export. record, report and plot are in db.c and
  * plot.c.
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "allocinfo.h"
 #include "cli.h"
@@ -995,6 +997,23 @@ static const char main_help[] =
 "2 bad command line; 3 done, but some input lines were malformed and\n"
 "skipped (or the header was missing).\n";
 
+/* Output lost to a full disk or a closed pipe is an error, not silence. */
+static void check_stdout(void)
+{
+	int bad = ferror(stdout);
+
+	errno = 0;
+	if (fflush(stdout))
+		bad = 1;
+	if (bad) {
+		if (errno)
+			ai_warn("write error on standard output: %s", strerror(errno));
+		else
+			ai_warn("write error on standard output");
+		_exit(AI_EXIT_FATAL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -1007,6 +1026,7 @@ int main(int argc, char **argv)
 	};
 	size_t i;
 
+	atexit(check_stdout);
 	if (argc < 2)
 		ai_usage_err("no command given");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
@@ -1029,7 +1049,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name)) {
 			ai_cmd = cmds[i].name;
-			return cmds[i].fn(argc - 1, argv + 1);
+			exit(cmds[i].fn(argc - 1, argv + 1));
 		}
 	ai_usage_err("unknown command '%s'", argv[1]);
 }

@@ -97,6 +97,18 @@ check "--path '!mm/' --path '!fs/*': neither mm nor fs" "$(awk 'NR > 2 && $3 !~ 
 check "--path 'mm/*' --path '!mm/slub.c': includes, then excludes" "$(awk 'NR > 2 && $3 ~ /^mm\// && $3 !~ /^mm\/slub.c:/' "$s" | wc -l)" \
 	"$("$BIN" top -q -b -H -n 0 -f "$s" --path 'mm/*' --path '!mm/slub.c' | wc -l)"
 
+# a full output device is an error, not silence
+if [ -w /dev/full ]; then
+	for args in "top -f $s" "tree -f $s" "diff $s $m" "export -f $s" "export -F json -f $s" "top --help"; do
+		"$BIN" $args > /dev/full 2> "$W/err"
+		rc=$?
+		if [ $rc = 1 ] && grep -q "write error" "$W/err"; then ok "allocinfo $args > /dev/full: write error, exit 1"
+		else nok "allocinfo $args > /dev/full: write error, exit 1" "exit $rc: $(cat "$W/err")"; fi
+	done
+else
+	n=$((n + 1)); echo "ok $n - # SKIP no /dev/full"
+fi
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
