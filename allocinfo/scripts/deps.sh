@@ -12,6 +12,7 @@ python3
 sqlite3
 busybox-static
 man-db
+strace
 "
 # gcc, make, libc6-dev, pkg-config: the build, static included
 # libsqlite3-dev: record/report (libsqlite3.a for the static build)
@@ -21,6 +22,7 @@ man-db
 # sqlite3: the record test reads the database with SQL
 # busybox-static: guest-check.sh runs under busybox sh in the host tests
 # man-db: the man page test
+# strace: the test that export -o syncs before it renames
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'install ok installed' && continue

@@ -84,6 +84,8 @@ void *xcalloc(size_t n, size_t sz);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 void ai_keep(char *p);
+FILE *ai_atomic_open(const char *out, char **tmp);
+void ai_atomic_commit(FILE *f, char *tmp, const char *out);
 void ai_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void ai_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ai_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));

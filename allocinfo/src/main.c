@@ -892,8 +892,9 @@ static const char export_help[] =
 "                     csv: RFC 4180, header bytes,calls,file,line,module,\n"
 "                     func,extra\n"
 "  -f, --input FILE   read FILE ('-' for stdin); default /proc/allocinfo\n"
-"  -o, --output FILE  write to FILE (atomically: FILE.tmp, then renamed, as\n"
-"                     the textfile collector wants); default stdout\n"
+"  -o, --output FILE  write to FILE atomically, as the textfile collector\n"
+"                     wants: a unique FILE.XXXXXX, synced, then renamed\n"
+"                     (removed on failure); default stdout\n"
 "  -k, --keep-dups    json and csv: repeated file:line func lines apart\n"
 "  -m, --min SIZE     only tags holding at least SIZE\n"
 "      --module GLOB, --path GLOB, --func GLOB\n"
@@ -947,23 +948,13 @@ static int cmd_export(int argc, char **argv)
 		co.keep_dups = 0;	/* one series per label set */
 	ai_load_or_die(&s, co.input, &co);
 	v = ai_select(&s, &co, &n);
-	if (out && strcmp(out, "-")) {
-		tmp = xmalloc(strlen(out) + 5);
-		sprintf(tmp, "%s.tmp", out);
-		f = fopen(tmp, "w");
-		if (!f)
-			ai_die("cannot write %s: %m", tmp);
-	}
+	if (out && strcmp(out, "-"))
+		f = ai_atomic_open(out, &tmp);
 	ai_export(f, &s, v, n, fmt);
-	if (fflush(f) || ferror(f))
-		ai_die("write error on %s", tmp ? tmp : "stdout");
-	if (tmp) {
-		if (fclose(f))
-			ai_die("cannot write %s: %m", tmp);
-		if (rename(tmp, out))
-			ai_die("cannot rename %s to %s: %m", tmp, out);
-		free(tmp);
-	}
+	if (tmp)
+		ai_atomic_commit(f, tmp, out);
+	else if (fflush(f) || ferror(f))
+		ai_die("write error on standard output");
 	free(v);
 	c = ai_status(&s);
 	ai_snap_free(&s);

@@ -3,10 +3,14 @@
  * Small helpers: allocation, messages, sizes and output escaping.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "allocinfo.h"
 
@@ -269,4 +273,65 @@ void ai_fmt_tag(FILE *f, const struct ai_tag *t)
 	fprintf(f, " func:%s", t->func);
 	if (*t->extra)
 		fprintf(f, " %s", t->extra);
+}
+
+/*
+ * Write OUT atomically: a unique temporary file next to it (OUT.XXXXXX,
+ * which the textfile collector ignores: it reads *.prom only), synced,
+ * then renamed over OUT. Two runs never share the temporary file, and
+ * it is removed when anything fails.
+ */
+FILE *ai_atomic_open(const char *out, char **tmpp)
+{
+	char *tmp = xmalloc(strlen(out) + 8);
+	mode_t um = umask(0);
+	FILE *f;
+	int fd;
+
+	umask(um);
+	sprintf(tmp, "%s.XXXXXX", out);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		ai_die("cannot create a temporary file next to %s: %s", out,
+		       strerror(errno));
+	/* mkstemp() makes it 0600: the collector may run as another user */
+	if (fchmod(fd, 0666 & ~um) || !(f = fdopen(fd, "w"))) {
+		int e = errno;
+
+		unlink(tmp);
+		ai_die("cannot write %s: %s", tmp, strerror(e));
+	}
+	*tmpp = tmp;
+	return f;
+}
+
+void ai_atomic_commit(FILE *f, char *tmp, const char *out)
+{
+	int bad = ferror(f), e = 0, dfd;
+	char *dir;
+
+	errno = 0;
+	if (fflush(f) || bad || fsync(fileno(f)))
+		e = errno ? errno : EIO;
+	if (fclose(f) && !e)
+		e = errno ? errno : EIO;
+	if (e) {
+		unlink(tmp);
+		ai_die("write error on %s: %s (nothing written to %s)", tmp,
+		       strerror(e), out);
+	}
+	if (rename(tmp, out)) {
+		e = errno;
+		unlink(tmp);
+		ai_die("cannot rename %s to %s: %s", tmp, out, strerror(e));
+	}
+	/* the rename itself, on disk */
+	dir = xstrdup(out);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(dir);
+	free(tmp);
 }

@@ -109,6 +109,25 @@ else
 	n=$((n + 1)); echo "ok $n - # SKIP no /dev/full"
 fi
 
+# export -o: a unique temporary file, removed when the write fails
+mkdir -p "$W/o"
+( trap '' XFSZ; ulimit -f 1; "$BIN" export -f "$s" -o "$W/o/allocinfo.prom" ) > /dev/null 2> "$W/err"
+rc=$?
+if [ $rc = 1 ] && grep -q "write error" "$W/err"; then ok "export -o on a full disk (ulimit -f): write error, exit 1"
+else nok "export -o on a full disk (ulimit -f): write error, exit 1" "exit $rc: $(cat "$W/err")"; fi
+check "and leaves no file behind" "" "$(ls -A "$W/o")"
+rm -rf "$W/o"/*
+mkdir "$W/o/allocinfo.prom.tmp"
+"$BIN" export -f "$s" -o "$W/o/allocinfo.prom" 2> "$W/err"
+check "export -o does not depend on the name FILE.tmp being free" 0 $?
+check "the file is readable by the collector (0644 under umask 022)" 644 "$( umask 022; rm -f "$W/o/allocinfo.prom"; "$BIN" export -f "$s" -o "$W/o/allocinfo.prom"; stat -c %a "$W/o/allocinfo.prom")"
+if command -v strace > /dev/null; then
+	strace -f -e trace=fsync,fdatasync,rename,renameat,renameat2 -o "$W/strace" "$BIN" export -f "$s" -o "$W/o/allocinfo.prom"
+	check "export -o syncs the file before renaming it" "sync rename" "$(grep -oE '^[0-9]+ +(fsync|fdatasync|rename[a-z0-9]*)' "$W/strace" | awk '{ print $2 }' | sed 's/^f\{0,1\}d\{0,1\}a\{0,1\}t\{0,1\}a\{0,1\}sync$/sync/; s/^rename.*/rename/' | head -n 2 | tr '\n' ' ' | sed 's/ $//')"
+else
+	n=$((n + 1)); echo "ok $n - # SKIP strace not installed"
+fi
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
