@@ -313,7 +313,7 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 }
 
 static void parse_header(struct ai_snap *s, const struct ai_parse_opts *o,
-			 char *p, char *e)
+			 size_t lineno, char *p, char *e)
 {
 	char *v = p + strlen(HEADER), *ve;
 	char q[64];
@@ -325,7 +325,7 @@ static void parse_header(struct ai_snap *s, const struct ai_parse_opts *o,
 		ve++;
 	s->has_header = 1;
 	if (ve == v || !is_digit(*v) || ve - v >= (long)sizeof(s->version)) {
-		msg(s, o, 1, "unreadable version '%s' in the header, assuming 1.0",
+		msg(s, o, lineno, "unreadable version '%s' in the header, assuming 1.0",
 		    quote(v, e, q, sizeof(q)));
 		s->warnings++;
 		return;
@@ -333,7 +333,7 @@ static void parse_header(struct ai_snap *s, const struct ai_parse_opts *o,
 	memcpy(s->version, v, ve - v);
 	s->version[ve - v] = '\0';
 	if (strtoul(s->version, NULL, 10) > 2) {
-		msg(s, o, 1, "format version %s is newer than this tool knows (2.0)",
+		msg(s, o, lineno, "format version %s is newer than this tool knows (2.0)",
 		    s->version);
 		s->warnings++;
 	}
@@ -364,14 +364,20 @@ void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
 		if (e > p && e[-1] == '\r')
 			e--;
 		*e = '\0';
-		if (lineno == 1) {
-			if ((size_t)(e - p) >= strlen(HEADER) &&
-			    !memcmp(p, HEADER, strlen(HEADER))) {
-				parse_header(s, o, p, e);
-				goto next;
+		/*
+		 * The header is usually line 1, but 'sort -g -r' of a capture
+		 * moves it: it is taken wherever it is. A second one means two
+		 * captures were concatenated.
+		 */
+		if ((size_t)(e - p) >= strlen(HEADER) &&
+		    !memcmp(p, HEADER, strlen(HEADER))) {
+			if (!s->has_header) {
+				parse_header(s, o, lineno, p, e);
+			} else {
+				msg(s, o, lineno, "a second header line: two captures in one input?");
+				s->skipped++;
 			}
-			msg(s, o, 1, "no 'allocinfo - version:' header, assuming format 1.0");
-			s->warnings++;
+			goto next;
 		}
 		if (*p == '#')
 			goto next;
@@ -400,6 +406,10 @@ next:
 		p = nl ? nl + 1 : end;
 	}
 	s->nlines = lineno;
+	if (len && !s->has_header) {
+		msg(s, o, 0, "no 'allocinfo - version:' header, assuming format 1.0");
+		s->warnings++;
+	}
 	if (!o->keep_dups)
 		ai_merge_dups(s, o);
 }

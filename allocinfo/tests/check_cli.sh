@@ -128,6 +128,20 @@ else
 	n=$((n + 1)); echo "ok $n - # SKIP strace not installed"
 fi
 
+# the header anywhere: sort -g -r /proc/allocinfo | allocinfo top -f -
+for f in "$s" "$HERE/samples/format-2.0.txt"; do
+	sort -g -r "$f" | "$BIN" top -b -H -n 0 -s name -f - > "$W/sorted" 2> "$W/err"
+	rc=$?
+	check "sort -g -r $(basename "$f") | top -f -: exit 0, no message" "0 " "$rc $(cat "$W/err")"
+	check "and the same tags as the file" "$("$BIN" top -b -H -n 0 -s name -f "$f")" "$(cat "$W/sorted")"
+done
+sort -g -r "$HERE/samples/format-2.0.txt" | "$BIN" export -F json -f - | grep -q '"version":"2.0"' &&
+	ok "a header read late still gives the version" || nok "a header read late still gives the version"
+printf 'allocinfo - version: 1.0\n        4096        1 a.c:1 func:a \nallocinfo - version: 1.0\n        4096        1 a.c:2 func:b \n' |
+	"$BIN" top -H -f - > /dev/null 2> "$W/err"
+check "a second header is a malformed line (exit 3)" 3 $?
+grep -q ':3: .*second header' "$W/err" && ok "and says so at its line" || nok "and says so at its line" "$(cat "$W/err")"
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)

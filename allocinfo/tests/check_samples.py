@@ -104,20 +104,24 @@ def reference(path):
     version = "1.0"
     if not data:
         warnings += 1
+    has_header = False
     for no, raw in enumerate(lines, 1):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
-        if no == 1:
-            if raw.startswith(b"allocinfo - version:"):
-                v = re.match(rb"[ \t]*([0-9][0-9.]*)", raw[20:])
-                if not v or len(v.group(1)) >= 16:
-                    warnings += 1
-                else:
-                    version = v.group(1).decode()
-                    if int(version.split(".")[0] or 0) > 2:
-                        warnings += 1
+        # the header anywhere (sort -g -r moves it); a second one is bad
+        if raw.startswith(b"allocinfo - version:"):
+            if has_header:
+                bad.append(no)
                 continue
-            warnings += 1
+            has_header = True
+            v = re.match(rb"[ \t]*([0-9][0-9.]*)", raw[20:])
+            if not v or len(v.group(1)) >= 16:
+                warnings += 1
+            else:
+                version = v.group(1).decode()
+                if int(version.split(".")[0] or 0) > 2:
+                    warnings += 1
+            continue
         if raw.startswith(b"#") or not raw.strip(b" \t"):
             continue
         if no == len(lines) and not last_has_nl and not raw.endswith(b" "):
@@ -128,6 +132,8 @@ def reference(path):
             bad.append(no)
         else:
             tags.append(t)
+    if data and not has_header:
+        warnings += 1
     merged, order = {}, []
     for t in tags:
         k = (t["file"], t["line"], t["module"], t["func"])
