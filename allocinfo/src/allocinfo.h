@@ -96,6 +96,7 @@ const char *ai_fmt_size(int64_t v, int exact, char *buf, size_t n);
 int ai_parse_size(const char *s, int64_t *out);
 int ai_parse_u64(const char *s, uint64_t *out);
 void ai_json_str(FILE *f, const char *s);
+void ai_json_strn(FILE *f, const char *s, size_t n);
 void ai_csv_str(FILE *f, const char *s);
 void ai_prom_str(FILE *f, const char *s);
 const char *ai_module_name(const struct ai_tag *t);

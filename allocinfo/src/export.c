@@ -55,33 +55,67 @@ static void export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 		total, n, neg, s->skipped);
 }
 
-static void json_extra(FILE *f, const char *x)
+/* the pairs of extra string x, in order: key [*k, *v), value (*v, *e) */
+static const char *pair(const char *x, const char **k, const char **v,
+			const char **e)
 {
-	int first = 1;
-
-	fputc('{', f);
-	while (*x) {
-		const char *e, *colon;
-		char buf[256];
-
+	for (;;) {
 		while (*x == ' ' || *x == '\t')
 			x++;
 		if (!*x)
-			break;
-		e = x + strcspn(x, " \t");
-		colon = memchr(x, ':', e - x);
-		if (colon && e - x < (long)sizeof(buf)) {
-			memcpy(buf, x, e - x);
-			buf[colon - x] = '\0';
-			buf[e - x] = '\0';
-			if (!first)
-				fputc(',', f);
-			ai_json_str(f, buf);
-			fputc(':', f);
-			ai_json_str(f, buf + (colon - x) + 1);
-			first = 0;
+			return NULL;
+		*k = x;
+		*e = x + strcspn(x, " \t");
+		*v = memchr(x, ':', *e - x);
+		if (*v)
+			return *e;
+		x = *e;	/* no colon: not a pair */
+	}
+}
+
+/* the first value of key [k, k + n) in x, or NULL; *no: some value is "no" */
+static const char *first_value(const char *x, const char *k, size_t n,
+			       const char **vend, int *no)
+{
+	const char *pk, *pv, *pe, *found = NULL;
+
+	*no = 0;
+	while ((x = pair(x, &pk, &pv, &pe))) {
+		if ((size_t)(pv - pk) != n || memcmp(pk, k, n))
+			continue;
+		if (pe - pv == 3 && !memcmp(pv + 1, "no", 2))
+			*no = 1;
+		if (!found) {
+			found = pv + 1;
+			*vend = pe;
 		}
-		x = e;
+	}
+	return found;
+}
+
+/*
+ * The 2.0 pairs as a JSON object: a key written once, with its first
+ * value (accurate:no wins over any other value of accurate).
+ */
+static void json_extra(FILE *f, const char *x)
+{
+	const char *all = x, *k, *v, *e, *fv, *fe;
+	int first = 1, no;
+
+	fputc('{', f);
+	while ((x = pair(x, &k, &v, &e))) {
+		fv = first_value(all, k, v - k, &fe, &no);
+		if (fv != v + 1)
+			continue;	/* a repeated key: written at its first place */
+		if (!first)
+			fputc(',', f);
+		ai_json_strn(f, k, v - k);
+		fputc(':', f);
+		if (no && v - k == 8 && !memcmp(k, "accurate", 8))
+			ai_json_str(f, "no");
+		else
+			ai_json_strn(f, v + 1, e - v - 1);
+		first = 0;
 	}
 	fputc('}', f);
 }

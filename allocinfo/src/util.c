@@ -207,8 +207,15 @@ int ai_parse_size(const char *s, int64_t *out)
 
 void ai_json_str(FILE *f, const char *s)
 {
+	ai_json_strn(f, s, strlen(s));
+}
+
+void ai_json_strn(FILE *f, const char *s, size_t n)
+{
+	const char *end = s + n;
+
 	fputc('"', f);
-	for (; *s; s++) {
+	for (; s < end; s++) {
 		unsigned char c = *s;
 
 		if (c == '"' || c == '\\')

@@ -142,6 +142,16 @@ printf 'allocinfo - version: 1.0\n        4096        1 a.c:1 func:a \nallocinfo
 check "a second header is a malformed line (exit 3)" 3 $?
 grep -q ':3: .*second header' "$W/err" && ok "and says so at its line" || nok "and says so at its line" "$(cat "$W/err")"
 
+# JSON extra: long values kept, a repeated key written once
+long=$(head -c 300 /dev/zero | tr '\0' v)
+out=$(printf 'allocinfo - version: 2.0\n        4096        1 a.c:1 func:a note:%s \n' "$long" | "$BIN" export -F json -f - |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)["tags"][0]["extra"].get("note", "")))')
+check "json: a 300-character extra value is kept" 300 "$out"
+out=$(printf 'allocinfo - version: 2.0\n        4096        1 a.c:1 func:a k:1 k:2 accurate:yes accurate:no \n' | "$BIN" export -F json -f -)
+check "json: a repeated key is written once (the first value; accurate:no wins)" '"extra":{"k":"1","accurate":"no"}' \
+	"$(printf '%s\n' "$out" | grep -o '"extra":{[^}]*}')"
+printf '%s\n' "$out" | python3 -c 'import json, sys; json.load(sys.stdin)' && ok "json: still valid JSON" || nok "json: still valid JSON" "$out"
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
