@@ -35,7 +35,21 @@ struct ai_globs {
 	size_t ninc, nexc;
 };
 
+/* the shared options a command was given (struct ai_common.given) */
+enum {
+	CO_INPUT	= 1 << 0,	/* -f */
+	CO_LIMIT	= 1 << 1,	/* -n */
+	CO_MIN		= 1 << 2,	/* -m */
+	CO_EXACT	= 1 << 3,	/* -b */
+	CO_KEEP		= 1 << 4,	/* -k */
+	CO_NOHDR	= 1 << 5,	/* -H */
+	CO_QUIET	= 1 << 6,	/* -q */
+	CO_FILTER	= 1 << 7,	/* --module, --path, --func */
+	CO_ALL		= (1 << 8) - 1,
+};
+
 struct ai_common {
+	unsigned given;		/* CO_* */
 	const char *input;
 	uint64_t limit;
 	int64_t min;
@@ -50,6 +64,9 @@ struct ai_common {
 extern const char *ai_cmd;	/* the command running, for messages */
 int ai_getopt(int argc, char **argv, const char *so, const struct option *lo);
 int ai_common_opt(struct ai_common *co, int c, const char *arg);
+void ai_only(const struct ai_common *co, unsigned allowed, const char *what);
+void ai_not_here(const char *opt, const char *what)
+	__attribute__((noreturn));
 void ai_usage_err(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 int ai_match(const struct ai_common *co, const struct ai_tag *t);

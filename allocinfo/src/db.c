@@ -842,6 +842,12 @@ static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,
 	return 0;
 }
 
+/* the options of report that only some kinds use */
+enum {
+	R_FROM = 1 << 0, R_TO = 1 << 1, R_AT = 1 << 2, R_MIN_SNAPS = 1 << 3,
+	R_MIN_RATE = 1 << 4, R_SORT = 1 << 5,
+};
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -869,6 +875,7 @@ int cmd_report(int argc, char **argv)
 	sqlite3 *db;
 	char *e;
 	int c, rc;
+	unsigned given = 0;	/* R_* */
 
 	if (argc > 1 && argv[1][0] != '-') {
 		kind = argv[1];
@@ -883,24 +890,30 @@ int cmd_report(int argc, char **argv)
 			dbpath = optarg;
 			break;
 		case OPT_FROM:
+			given |= R_FROM;
 			from = optarg;
 			break;
 		case OPT_TO:
+			given |= R_TO;
 			to = optarg;
 			break;
 		case OPT_AT:
+			given |= R_AT;
 			at = optarg;
 			break;
 		case OPT_MIN_SNAPS:
+			given |= R_MIN_SNAPS;
 			if (ai_parse_u64(optarg, &min_snaps) < 0 || min_snaps < 2)
 				ai_usage_err("report: --min-snapshots wants 2 or more");
 			break;
 		case OPT_MIN_RATE:
+			given |= R_MIN_RATE;
 			min_rate = strtod(optarg, &e);
 			if (*e || e == optarg)
 				ai_usage_err("report: --min-rate wants bytes per second");
 			break;
 		case 's':
+			given |= R_SORT;
 			sort = optarg;
 			break;
 		case 'h':
@@ -917,6 +930,35 @@ int cmd_report(int argc, char **argv)
 	if (strcmp(kind, "snapshots") && strcmp(kind, "growth") &&
 	    strcmp(kind, "leaks") && strcmp(kind, "top"))
 		ai_usage_err("report: KIND is growth, leaks, top or snapshots, not '%s'", kind);
+	{
+		static const struct {
+			const char *kind;
+			unsigned co, own;
+		} use[] = {
+			{ "snapshots", CO_EXACT | CO_NOHDR, 0 },
+			{ "growth", CO_LIMIT | CO_MIN | CO_EXACT | CO_NOHDR | CO_FILTER,
+			  R_FROM | R_TO },
+			{ "leaks", CO_LIMIT | CO_EXACT | CO_NOHDR | CO_FILTER,
+			  R_FROM | R_TO | R_MIN_SNAPS | R_MIN_RATE },
+			{ "top", CO_LIMIT | CO_MIN | CO_EXACT | CO_NOHDR | CO_FILTER,
+			  R_AT | R_SORT },
+		};
+		static const struct { unsigned bit; const char *name; } names[] = {
+			{ R_FROM, "--from" }, { R_TO, "--to" }, { R_AT, "--at" },
+			{ R_MIN_SNAPS, "--min-snapshots" }, { R_MIN_RATE, "--min-rate" },
+			{ R_SORT, "-s/--sort" },
+		};
+		char what[32];
+		size_t i, j;
+
+		for (i = 0; strcmp(use[i].kind, kind); i++)
+			;
+		snprintf(what, sizeof(what), "report %s", kind);
+		ai_only(&co, use[i].co, what);
+		for (j = 0; j < sizeof(names) / sizeof(names[0]); j++)
+			if (given & names[j].bit & ~use[i].own)
+				ai_not_here(names[j].name, what);
+	}
 	db = ai_db_open(dbpath, 0);
 	if (!strcmp(kind, "snapshots"))
 		rc = report_snapshots(db, &co);

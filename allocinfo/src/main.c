@@ -63,6 +63,17 @@ static int globs_match(const struct ai_globs *g, const char *s)
 
 int ai_common_opt(struct ai_common *co, int c, const char *arg)
 {
+	static const struct { int c; unsigned bit; } bits[] = {
+		{ 'f', CO_INPUT }, { 'n', CO_LIMIT }, { 'm', CO_MIN },
+		{ 'b', CO_EXACT }, { 'k', CO_KEEP }, { 'H', CO_NOHDR },
+		{ 'q', CO_QUIET }, { OPT_MODULE, CO_FILTER },
+		{ OPT_PATH, CO_FILTER }, { OPT_FUNC, CO_FILTER },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (bits[i].c == c)
+			co->given |= bits[i].bit;
 	switch (c) {
 	case 'f':
 		co->input = arg;
@@ -99,6 +110,28 @@ int ai_common_opt(struct ai_common *co, int c, const char *arg)
 		return 1;
 	}
 	return 0;
+}
+
+/* An option given to a command (or a kind of report) that does not use it. */
+void ai_not_here(const char *opt, const char *what)
+{
+	ai_usage_err("%s: %s does not apply to %s", ai_cmd, opt, what);
+}
+
+void ai_only(const struct ai_common *co, unsigned allowed, const char *what)
+{
+	static const struct { unsigned bit; const char *name; } names[] = {
+		{ CO_INPUT, "-f/--input" }, { CO_LIMIT, "-n" },
+		{ CO_MIN, "-m/--min" }, { CO_EXACT, "-b/--bytes" },
+		{ CO_KEEP, "-k/--keep-dups" }, { CO_NOHDR, "-H/--no-header" },
+		{ CO_QUIET, "-q/--quiet" },
+		{ CO_FILTER, "--module/--path/--func" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (co->given & names[i].bit & ~allowed)
+			ai_not_here(names[i].name, what);
 }
 
 const char *ai_cmd;
@@ -188,6 +221,14 @@ struct ai_tag **ai_select(const struct ai_snap *s, const struct ai_common *co,
 			v[n++] = &s->tags[i];
 	*np = n;
 	return v;
+}
+
+static int cmp_lineno(const void *a, const void *b)
+{
+	const struct ai_tag *x = *(struct ai_tag *const *)a;
+	const struct ai_tag *y = *(struct ai_tag *const *)b;
+
+	return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -765,6 +806,8 @@ static int cmd_diff(int argc, char **argv)
 		else
 			ai_usage_err("diff: bad option");
 	}
+	ai_only(&co, CO_ALL & ~(CO_INPUT | CO_KEEP),
+		"diff (it reads OLD and NEW, and always sums duplicates)");
 	if (argc - optind != 2)
 		ai_usage_err("diff: wants two inputs, OLD and NEW");
 	if (!strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
@@ -781,7 +824,6 @@ static int cmd_diff(int argc, char **argv)
 		cmp = cmp_dname;
 	else
 		ai_usage_err("diff: --sort wants growth, shrink, abs, calls or name");
-	co.keep_dups = 0;	/* a diff pairs tags by key: always summed */
 	fco = co;
 	fco.has_min = 0;	/* --min applies to the change, below */
 
@@ -895,6 +937,8 @@ static const char export_help[] =
 "  -o, --output FILE  write to FILE atomically, as the textfile collector\n"
 "                     wants: a unique FILE.XXXXXX, synced, then renamed\n"
 "                     (removed on failure); default stdout\n"
+"  -n N               only the N largest tags (default 0 = all), written in\n"
+"                     input order\n"
 "  -k, --keep-dups    json and csv: repeated file:line func lines apart\n"
 "  -m, --min SIZE     only tags holding at least SIZE\n"
 "      --module GLOB, --path GLOB, --func GLOB\n"
@@ -944,10 +988,17 @@ static int cmd_export(int argc, char **argv)
 	}
 	if (optind < argc)
 		ai_usage_err("export: unexpected argument '%s'", argv[optind]);
-	if (fmt == AI_EXPORT_PROM)
-		co.keep_dups = 0;	/* one series per label set */
+	ai_only(&co, CO_ALL & ~(CO_EXACT | CO_NOHDR), "export");
+	if (fmt == AI_EXPORT_PROM && co.keep_dups)
+		ai_not_here("-k/--keep-dups", "export --format prometheus (one series per tag)");
 	ai_load_or_die(&s, co.input, &co);
 	v = ai_select(&s, &co, &n);
+	if (co.limit && co.limit < n) {
+		/* the N largest, written in input order */
+		ai_sort_tags(v, n, "size");
+		n = co.limit;
+		qsort(v, n, sizeof(*v), cmp_lineno);
+	}
 	if (out && strcmp(out, "-"))
 		f = ai_atomic_open(out, &tmp);
 	ai_export(f, &s, v, n, fmt);

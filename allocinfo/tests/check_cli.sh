@@ -152,6 +152,24 @@ check "json: a repeated key is written once (the first value; accurate:no wins)"
 	"$(printf '%s\n' "$out" | grep -o '"extra":{[^}]*}')"
 printf '%s\n' "$out" | python3 -c 'import json, sys; json.load(sys.stdin)' && ok "json: still valid JSON" || nok "json: still valid JSON" "$out"
 
+# an option a command does not use is a usage error, not ignored
+for args in "export -b -f $s" "export -H -f $s" "export -k -f $s" "export -F prometheus -k -f $s" "diff -k $s $s" \
+	"diff -f $s $s $s" "report snapshots -d $W/none.db --module x" "report snapshots -d $W/none.db -n 3" \
+	"report growth -d $W/none.db --at 2" "report growth -d $W/none.db -s name" "report growth -d $W/none.db --min-rate 3" \
+	"report top -d $W/none.db --from 1" "report top -d $W/none.db --min-snapshots 3" "report leaks -d $W/none.db -s name" \
+	"report leaks -d $W/none.db --min 4K" "report leaks -d $W/none.db --at 1"; do
+	"$BIN" $args > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q "does not apply" "$W/err"; then ok "allocinfo $args: 'does not apply', exit 2"
+	else nok "allocinfo $args: 'does not apply', exit 2" "exit $rc: $(cat "$W/err")"; fi
+done
+"$BIN" export -k -F json -f "$s" > /dev/null
+check "export -k -F json is fine" 0 $?
+# export -n N: the N largest tags (N series of each metric)
+want=$(awk 'NR > 2 { print $1, $3 }' "$s" | sort -k1,1nr | head -n 5 | awk '{ print $2 }' | sort)
+got=$("$BIN" export -n 5 -f "$s" | sed -n 's/^allocinfo_bytes{file="\([^"]*\)",line="\([0-9]*\)".*/\1:\2/p' | sort)
+check "export -n 5: the 5 largest tags" "$want" "$got"
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
