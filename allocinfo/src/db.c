@@ -587,6 +587,22 @@ static double snap_time(sqlite3 *db, int64_t id)
 	return t;
 }
 
+/* --from and --to as snapshot ids, in time order, or a usage error */
+static void pick_range(sqlite3 *db, const char *from, const char *to,
+		       int64_t *a, int64_t *b)
+{
+	double ta, tb;
+
+	*a = pick_or_die(db, from ? from : "first", "--from");
+	*b = pick_or_die(db, to ? to : "last", "--to");
+	ta = snap_time(db, *a);
+	tb = snap_time(db, *b);
+	if (ta > tb || (ta == tb && *a > *b))
+		ai_usage_err("report: --from %s (snapshot %lld) is after --to %s"
+			     " (snapshot %lld): swap them", from ? from : "first",
+			     (long long)*a, to ? to : "last", (long long)*b);
+}
+
 static void fmt_time(double t, char *b, size_t n)
 {
 	time_t s = (time_t)t;
@@ -625,20 +641,23 @@ static int report_snapshots(sqlite3 *db, const struct ai_common *co)
 static int report_growth(sqlite3 *db, const struct ai_common *co,
 			 const char *from, const char *to)
 {
-	int64_t a = pick_or_die(db, from ? from : "first", "--from");
-	int64_t b = pick_or_die(db, to ? to : "last", "--to");
-	double dt = snap_time(db, b) - snap_time(db, a);
-	sqlite3_stmt *st = prep(db,
-		"SELECT t.file, t.line, t.module, t.func, sa.bytes, sa.calls,"
-		" sb.bytes, sb.calls FROM tag t"
-		" LEFT JOIN sample sa ON sa.tag_id = t.id AND sa.snapshot_id = ?1"
-		" LEFT JOIN sample sb ON sb.tag_id = t.id AND sb.snapshot_id = ?2"
-		" WHERE sa.tag_id IS NOT NULL OR sb.tag_id IS NOT NULL");
+	int64_t a, b;
+	double dt;
+	sqlite3_stmt *st;
 	struct ai_common fco = *co;
 	struct row *r = NULL;
 	size_t n = 0, cap = 0, i, shown = 0;
 	int w = co->exact ? 15 : 10;
 	char b1[32], b2[32], b3[40], b4[48];
+
+	pick_range(db, from, to, &a, &b);
+	dt = snap_time(db, b) - snap_time(db, a);
+	st = prep(db,
+		"SELECT t.file, t.line, t.module, t.func, sa.bytes, sa.calls,"
+		" sb.bytes, sb.calls FROM tag t"
+		" LEFT JOIN sample sa ON sa.tag_id = t.id AND sa.snapshot_id = ?1"
+		" LEFT JOIN sample sb ON sb.tag_id = t.id AND sb.snapshot_id = ?2"
+		" WHERE sa.tag_id IS NOT NULL OR sb.tag_id IS NOT NULL");
 
 	fco.has_min = 0;
 	sqlite3_bind_int64(st, 1, a);
@@ -674,7 +693,8 @@ static int report_growth(sqlite3 *db, const struct ai_common *co,
 		r[n++] = x;
 	}
 	sqlite3_finalize(st);
-	qsort(r, n, sizeof(*r), cmp_row);
+	if (n)
+		qsort(r, n, sizeof(*r), cmp_row);
 	if (!co->no_header)
 		printf("# snapshots %lld -> %lld, %.0f s\n%*s %14s %*s %*s %-4s  %s\n",
 		       (long long)a, (long long)b, dt, w, "DELTA",
@@ -698,9 +718,8 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 			const char *from, const char *to, int64_t min_snaps,
 			double min_rate)
 {
-	int64_t a = pick_or_die(db, from ? from : "first", "--from");
-	int64_t b = pick_or_die(db, to ? to : "last", "--to");
-	double ta = snap_time(db, a), tb = snap_time(db, b);
+	int64_t a, b;
+	double ta, tb;
 	sqlite3_stmt *st, *nm;
 	struct series *sv = NULL, cur = { .tag = -1 };
 	size_t nsv = 0, capsv = 0, i, n = 0, shown = 0;
@@ -709,6 +728,9 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	int w = co->exact ? 15 : 10;
 	char b1[32], b2[32], b3[40], b4[48];
 
+	pick_range(db, from, to, &a, &b);
+	ta = snap_time(db, a);
+	tb = snap_time(db, b);
 	/* the snapshots of the range, numbered in time order */
 	st = prep(db, "SELECT count(*) FROM snapshot WHERE taken_at BETWEEN ?1 AND ?2");
 	sqlite3_bind_double(st, 1, ta);

@@ -87,6 +87,16 @@ check "report top --at @T picks the last snapshot at or before T" \
 	"$("$BIN" report top -d "$db" --at @$((t0 + 3 * interval + 59)) -b -H -n 5)"
 check "report snapshots lists them" "$snaps" "$("$BIN" report snapshots -d "$db" -H | grep -c 'k=')"
 
+# a range that ends before it starts is a usage error
+for args in "growth --from $snaps --to 1" "leaks --from 3 --to 1" "growth --from last --to first"; do
+	"$BIN" report $args -d "$db" > "$W/out" 2> "$W/err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q "after --to" "$W/err" && [ ! -s "$W/out" ]; then ok "report $args: usage error, nothing printed"
+	else nok "report $args: usage error, nothing printed" "exit $rc: $(cat "$W/err" "$W/out")"; fi
+done
+"$BIN" report growth --from 2 --to 2 -d "$db" > /dev/null
+check "report growth --from 2 --to 2 (an empty range) is fine" 0 $?
+
 # record every N seconds, a bounded count
 "$BIN" record -q -d "$W/b.db" -f "$base" -i 0.2 -c 3
 check "record -i 0.2 -c 3 takes 3 snapshots" 3 "$("$BIN" report snapshots -d "$W/b.db" -H | grep -c .)"
