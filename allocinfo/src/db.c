@@ -480,9 +480,11 @@ static const char report_help[] =
 "  growth     (default) the change of each tag from the first snapshot to\n"
 "             the last (or --from/--to), with its rate in bytes/s\n"
 "  leaks      leak suspects: tags present in every snapshot since they\n"
-"             appeared (at least --min-snapshots of them), whose bytes\n"
-"             never went down and ended higher; rate = (last - first) /\n"
-"             (time of last - time of first)\n"
+"             appeared (at least --min-snapshots of them) whose bytes\n"
+"             follow a rising line: the least-squares slope of bytes\n"
+"             over time (the RATE) is > 0 and the line explains at least\n"
+"             --min-fit of their variance (R^2, default 0.5), so jitter\n"
+"             around a steady growth is tolerated\n"
 "  top        the largest tags of one snapshot (--at)\n"
 "  snapshots  the snapshots in the database\n"
 "\n"
@@ -494,6 +496,7 @@ static const char report_help[] =
 "                       snapshot taken at or before Unix time T\n"
 "      --min-snapshots K  leaks: at least K snapshots (default 3)\n"
 "      --min-rate R     leaks: at least R bytes/s (default: any growth)\n"
+"      --min-fit F      leaks: R^2 of at least F, 0..1 (default 0.5)\n"
 "  -n N                 show N tags (default 20; 0 = all)\n"
 "  -s, --sort KEY       top: size, calls or name\n"
 "  -m, --min SIZE       top: only tags of at least SIZE; growth: only\n"
@@ -511,7 +514,37 @@ struct series {
 	int64_t ord_first, ord_last;
 	int64_t count, grew;
 	int ok;
+	double slope, r2;	/* least squares of bytes over time */
 };
+
+/*
+ * The least-squares line through the points (t[i], y[i]): its slope and
+ * R^2, the share of the variance of y it explains (0 when y is flat).
+ * Two passes over values taken relative to the first point, so that
+ * large byte counts do not cancel out.
+ */
+static void fit_line(const double *t, const double *y, size_t n,
+		     double *slope, double *r2)
+{
+	double mt = 0, my = 0, stt = 0, syy = 0, sty = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		mt += t[i] - t[0];
+		my += y[i] - y[0];
+	}
+	mt /= n;
+	my /= n;
+	for (i = 0; i < n; i++) {
+		double dt = t[i] - t[0] - mt, dy = y[i] - y[0] - my;
+
+		stt += dt * dt;
+		syy += dy * dy;
+		sty += dt * dy;
+	}
+	*slope = stt > 0 ? sty / stt : 0;
+	*r2 = stt > 0 && syy > 0 ? sty * sty / (stt * syy) : 0;
+}
 
 struct row {
 	struct ai_tag t;
@@ -716,7 +749,7 @@ static int report_growth(sqlite3 *db, const struct ai_common *co,
 
 static int report_leaks(sqlite3 *db, const struct ai_common *co,
 			const char *from, const char *to, int64_t min_snaps,
-			double min_rate)
+			double min_rate, double min_fit)
 {
 	int64_t a, b;
 	double ta, tb;
@@ -727,6 +760,7 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	struct row *r;
 	int w = co->exact ? 15 : 10;
 	char b1[32], b2[32], b3[40], b4[48];
+	double *pt, *py;
 
 	pick_range(db, from, to, &a, &b);
 	ta = snap_time(db, a);
@@ -738,6 +772,9 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	sqlite3_step(st);
 	nsnaps = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
+	/* the points of one tag: at most one per snapshot of the range */
+	pt = xmalloc((nsnaps + 1) * sizeof(*pt));
+	py = xmalloc((nsnaps + 1) * sizeof(*py));
 
 	st = prep(db,
 		"WITH sn AS (SELECT id, taken_at, row_number() OVER"
@@ -753,8 +790,11 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 
 		if (tag != cur.tag && cur.tag >= 0) {
 			cur.ok = cur.ok && cur.count >= min_snaps &&
-				 cur.ord_last == nsnaps && cur.last_b > cur.first_b &&
-				 cur.last_t > cur.first_t;
+				 cur.ord_last == nsnaps && cur.last_t > cur.first_t;
+			if (cur.ok) {
+				fit_line(pt, py, cur.count, &cur.slope, &cur.r2);
+				cur.ok = cur.slope > 0 && cur.r2 >= min_fit;
+			}
 			if (cur.ok) {
 				if (nsv == capsv) {
 					capsv = capsv ? capsv * 2 : 64;
@@ -776,17 +816,24 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 					.first_t = t, .last_t = t, .ord_first = ord,
 					.ord_last = ord, .count = 1, .ok = 1,
 				};
+				pt[0] = t;
+				py[0] = (double)by;
 				continue;
 			}
-			if (ord != cur.ord_last + 1 || by < cur.last_b)
+			/* absent from a snapshot since it appeared: unloaded */
+			if (ord != cur.ord_last + 1)
 				cur.ok = 0;
 			cur.grew += by > cur.last_b;
 			cur.last_b = by;
 			cur.last_t = t;
 			cur.ord_last = ord;
+			pt[cur.count] = t;
+			py[cur.count] = (double)by;
 			cur.count++;
 		}
 	}
+	free(pt);
+	free(py);
 	sqlite3_finalize(st);
 
 	r = xcalloc(nsv + 1, sizeof(*r));
@@ -806,7 +853,7 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 		x.a = sv[i].first_b;
 		x.b = sv[i].last_b;
 		x.d = x.b - x.a;
-		x.rate = (double)x.d / (sv[i].last_t - sv[i].first_t);
+		x.rate = sv[i].slope;
 		x.snaps = sv[i].count;
 		x.grew = sv[i].grew;
 		if (x.rate < min_rate || !ai_match(co, &x.t)) {
@@ -828,7 +875,8 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	for (i = 0; i < n && (!co->limit || shown < co->limit); i++, shown++) {
 		char grew[32];
 
-		snprintf(b3, sizeof(b3), "+%s", ai_fmt_size(r[i].d, co->exact, b1, sizeof(b1)));
+		snprintf(b3, sizeof(b3), "%s%s", r[i].d > 0 ? "+" : "",
+			 ai_fmt_size(r[i].d, co->exact, b1, sizeof(b1)));
 		snprintf(grew, sizeof(grew), "%lld/%lld", (long long)r[i].grew,
 			 (long long)r[i].snaps - 1);
 		printf("%14s %*s ", fmt_rate(r[i].rate, co->exact, b4, sizeof(b4)), w, b3);
@@ -867,7 +915,7 @@ static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,
 /* the options of report that only some kinds use */
 enum {
 	R_FROM = 1 << 0, R_TO = 1 << 1, R_AT = 1 << 2, R_MIN_SNAPS = 1 << 3,
-	R_MIN_RATE = 1 << 4, R_SORT = 1 << 5,
+	R_MIN_RATE = 1 << 4, R_SORT = 1 << 5, R_MIN_FIT = 1 << 6,
 };
 
 int cmd_report(int argc, char **argv)
@@ -879,6 +927,7 @@ int cmd_report(int argc, char **argv)
 		{ "at", required_argument, NULL, OPT_AT },
 		{ "min-snapshots", required_argument, NULL, OPT_MIN_SNAPS },
 		{ "min-rate", required_argument, NULL, OPT_MIN_RATE },
+		{ "min-fit", required_argument, NULL, OPT_MIN_FIT },
 		{ "sort", required_argument, NULL, 's' },
 		{ "min", required_argument, NULL, 'm' },
 		{ "bytes", no_argument, NULL, 'b' },
@@ -893,7 +942,7 @@ int cmd_report(int argc, char **argv)
 	const char *dbpath = NULL, *kind = "growth", *from = NULL, *to = NULL;
 	const char *at = NULL, *sort = "size";
 	uint64_t min_snaps = 3;
-	double min_rate = -INFINITY;
+	double min_rate = -INFINITY, min_fit = AI_LEAK_MIN_FIT;
 	sqlite3 *db;
 	char *e;
 	int c, rc;
@@ -934,6 +983,13 @@ int cmd_report(int argc, char **argv)
 			if (*e || e == optarg)
 				ai_usage_err("report: --min-rate wants bytes per second");
 			break;
+		case OPT_MIN_FIT:
+			given |= R_MIN_FIT;
+			min_fit = strtod(optarg, &e);
+			if (*e || e == optarg || !(min_fit >= 0 && min_fit <= 1))
+				ai_usage_err("report: --min-fit wants a number from 0 to 1, not '%s'",
+					     optarg);
+			break;
 		case 's':
 			given |= R_SORT;
 			sort = optarg;
@@ -961,14 +1017,14 @@ int cmd_report(int argc, char **argv)
 			{ "growth", CO_LIMIT | CO_MIN | CO_EXACT | CO_NOHDR | CO_FILTER,
 			  R_FROM | R_TO },
 			{ "leaks", CO_LIMIT | CO_EXACT | CO_NOHDR | CO_FILTER,
-			  R_FROM | R_TO | R_MIN_SNAPS | R_MIN_RATE },
+			  R_FROM | R_TO | R_MIN_SNAPS | R_MIN_RATE | R_MIN_FIT },
 			{ "top", CO_LIMIT | CO_MIN | CO_EXACT | CO_NOHDR | CO_FILTER,
 			  R_AT | R_SORT },
 		};
 		static const struct { unsigned bit; const char *name; } names[] = {
 			{ R_FROM, "--from" }, { R_TO, "--to" }, { R_AT, "--at" },
 			{ R_MIN_SNAPS, "--min-snapshots" }, { R_MIN_RATE, "--min-rate" },
-			{ R_SORT, "-s/--sort" },
+			{ R_SORT, "-s/--sort" }, { R_MIN_FIT, "--min-fit" },
 		};
 		char what[32];
 		size_t i, j;
@@ -987,7 +1043,7 @@ int cmd_report(int argc, char **argv)
 	else if (!strcmp(kind, "growth"))
 		rc = report_growth(db, &co, from, to);
 	else if (!strcmp(kind, "leaks"))
-		rc = report_leaks(db, &co, from, to, min_snaps, min_rate);
+		rc = report_leaks(db, &co, from, to, min_snaps, min_rate, min_fit);
 	else if (!strcmp(kind, "top"))
 		rc = report_top(db, &co, at, sort);
 	else

@@ -9,6 +9,9 @@
 
 #define AI_DB_SCHEMA_VERSION 1
 
+/* report leaks: the least R^2 of a suspect's line (documented) */
+#define AI_LEAK_MIN_FIT 0.5
+
 struct ai_db_snap {
 	int64_t id;
 	double taken_at;

@@ -87,6 +87,42 @@ check "report top --at @T picks the last snapshot at or before T" \
 	"$("$BIN" report top -d "$db" --at @$((t0 + 3 * interval + 59)) -b -H -n 5)"
 check "report snapshots lists them" "$snaps" "$("$BIN" report snapshots -d "$db" -H | grep -c 'k=')"
 
+# leaks by regression: a steady grower under jitter is found, noise is not.
+# 20 snapshots 60 s apart: fs/jitter.c grows 143 B/s with up to +-30 KiB of
+# jitter, fs/noise.c only jitters. The expected rate (least-squares slope)
+# and fit (R^2) are computed here with awk; the documented rule: slope > 0
+# and R^2 >= 0.5.
+jdb=$W/jitter.db
+for k in $(seq 0 19); do
+	awk -v k="$k" 'BEGIN {
+		srand(42); for (i = 0; i <= k; i++) { j = int((rand() * 2 - 1) * 30720); z = int((rand() * 2 - 1) * 30720) }
+		print "allocinfo - version: 1.0"
+		printf "%12d %8d fs/jitter.c:1 func:jitter_alloc \n", 1048576 + 143 * 60 * k + j, 100 + k
+		printf "%12d %8d fs/noise.c:1 func:noise_alloc \n", 1048576 + z, 100
+		printf "%12d %8d fs/steady.c:1 func:steady_alloc \n", 4096, 1
+	}' > "$W/j$k.txt"
+	"$BIN" record -q -d "$jdb" -f "$W/j$k.txt" --time $((t0 + k * 60))
+done
+fit() {	# fit FILE-PATTERN: "slope r2" of bytes over time for tag $1
+	for k in $(seq 0 19); do awk -v t=$((k * 60)) -v tag="$1" '$3 == tag { print t, $1 }' "$W/j$k.txt"; done |
+	awk '{ n++; x[n] = $1; y[n] = $2; sx += $1; sy += $2 }
+	END { mx = sx / n; my = sy / n
+		for (i = 1; i <= n; i++) { sxx += (x[i] - mx) ^ 2; syy += (y[i] - my) ^ 2; sxy += (x[i] - mx) * (y[i] - my) }
+		printf "%+.2f %.4f\n", sxy / sxx, syy ? sxy * sxy / (sxx * syy) : 0 }'
+}
+read -r jslope jr2 <<< "$(fit fs/jitter.c:1)"
+read -r nslope nr2 <<< "$(fit fs/noise.c:1)"
+awk -v r="$jr2" 'BEGIN { exit !(r >= 0.5) }' && ok "the jittery grower fits a line (R^2 $jr2 >= 0.5)" || nok "the jittery grower fits a line (R^2 $jr2)"
+awk -v r="$nr2" -v s="$nslope" 'BEGIN { exit !(r < 0.5 || s <= 0) }' && ok "the noise does not (R^2 $nr2, slope $nslope)" || nok "the noise does not (R^2 $nr2, slope $nslope)"
+grew=$(for k in $(seq 1 19); do awk '$3 == "fs/jitter.c:1" { print $1 }' "$W/j$((k - 1)).txt" "$W/j$k.txt" | tr '\n' ' '; echo; done | awk '$2 < $1' | wc -l)
+[ "$grew" -gt 0 ] && ok "the jittery grower went down $grew times" || nok "the jittery grower went down at least once"
+out=$("$BIN" report leaks -d "$jdb" -b -H)
+check "leaks: the jittery grower is a suspect at its least-squares slope ($jslope B/s)" "$jslope" \
+	"$(printf '%s\n' "$out" | awk '$NF == "func:jitter_alloc" { print $1 }')"
+check "leaks: neither the noise nor the steady tag" 1 "$(printf '%s\n' "$out" | grep -c .)"
+out=$("$BIN" report leaks -d "$jdb" -b -H --min-fit 0.999; echo "exit $?")
+check "leaks --min-fit 0.999 is stricter than the jitter" "exit 0" "$out"
+
 # a range that ends before it starts is a usage error
 for args in "growth --from $snaps --to 1" "leaks --from 3 --to 1" "growth --from last --to first"; do
 	"$BIN" report $args -d "$db" > "$W/out" 2> "$W/err"
