@@ -15,6 +15,7 @@
 #define AI_EXIT_FATAL	1	/* could not read input, database error, ... */
 #define AI_EXIT_USAGE	2	/* bad command line */
 #define AI_EXIT_SKIPPED	3	/* ran, but some input lines were skipped */
+#define AI_EXIT_FOUND	4	/* report leaks: there are leak suspects */
 
 #define AI_DEFAULT_INPUT "/proc/allocinfo"
 

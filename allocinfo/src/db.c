@@ -484,7 +484,8 @@ static const char report_help[] =
 "             follow a rising line: the least-squares slope of bytes\n"
 "             over time (the RATE) is > 0 and the line explains at least\n"
 "             --min-fit of their variance (R^2, default 0.5), so jitter\n"
-"             around a steady growth is tolerated\n"
+"             around a steady growth is tolerated; exit status 4 when\n"
+"             there is a suspect, 0 when there is none\n"
 "  top        the largest tags of one snapshot (--at)\n"
 "  snapshots  the snapshots in the database\n"
 "\n"
@@ -886,7 +887,7 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 		putchar('\n');
 	}
 	free_rows(r, n);
-	return 0;
+	return n ? AI_EXIT_FOUND : AI_EXIT_OK;
 }
 
 static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,

@@ -1037,7 +1037,7 @@ static const char main_help[] =
 "\n"
 "exit status: 0 ok; 1 fatal error (unreadable input, database error);\n"
 "2 bad command line; 3 done, but some input lines were malformed and\n"
-"skipped (or the header was missing).\n";
+"skipped (or the header was missing); 4 report leaks found suspects.\n";
 
 /* Output lost to a full disk or a closed pipe is an error, not silence. */
 static void check_stdout(void)

@@ -123,6 +123,12 @@ check "leaks: neither the noise nor the steady tag" 1 "$(printf '%s\n' "$out" | 
 out=$("$BIN" report leaks -d "$jdb" -b -H --min-fit 0.999; echo "exit $?")
 check "leaks --min-fit 0.999 is stricter than the jitter" "exit 0" "$out"
 
+# report leaks: exit status 4 when there is a suspect (for cron and alerts)
+"$BIN" report leaks -d "$db" > /dev/null
+check "report leaks exits 4 when it finds suspects" 4 $?
+"$BIN" report leaks -d "$db" --min-rate 1e12 > /dev/null
+check "and 0 when it finds none" 0 $?
+
 # a range that ends before it starts is a usage error
 for args in "growth --from $snaps --to 1" "leaks --from 3 --to 1" "growth --from last --to first"; do
 	"$BIN" report $args -d "$db" > "$W/out" 2> "$W/err"
