@@ -92,13 +92,75 @@ sqlite3 *ai_db_open(const char *path, int create)
 	return db;
 }
 
+/* report --host, plot --host: the host whose snapshots are read; NULL: all */
+static const char *db_host;
+
+/* A statement; a :host parameter in it is bound to the host picked. */
 static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
 {
 	sqlite3_stmt *st;
+	int i;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		ai_db_die(db, sql);
+	i = sqlite3_bind_parameter_index(st, ":host");
+	if (i && db_host)
+		sqlite3_bind_text(st, i, db_host, -1, SQLITE_STATIC);
 	return st;
+}
+
+/* the hosts of the database, "a, b, c", and their number */
+static char *host_list(sqlite3 *db, int *n)
+{
+	sqlite3_stmt *st = prep(db, "SELECT DISTINCT host FROM snapshot ORDER BY host");
+	size_t len = 0;
+	char *l = xstrdup("");
+
+	*n = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *h = (const char *)sqlite3_column_text(st, 0);
+
+		h = h ? h : "";
+		l = xrealloc(l, len + strlen(h) + 3);
+		len += sprintf(l + len, "%s%s", *n ? ", " : "", h);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return l;
+}
+
+/*
+ * Read the snapshots of HOST only. Without a host, a database of one
+ * host is read whole; series of several hosts cannot be mixed, so a
+ * database of several hosts needs one (WHAT: the command, for the
+ * message). HOST with no snapshot is an error naming the hosts there are.
+ */
+void ai_db_host(sqlite3 *db, const char *host, const char *what)
+{
+	int n;
+	char *l = host_list(db, &n);
+
+	if (host) {
+		sqlite3_stmt *st = prep(db, "SELECT 1 FROM snapshot WHERE host = ? LIMIT 1");
+		int found;
+
+		sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
+		found = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+		if (!found) {
+			ai_warn("%s: no snapshot of host '%s' in the database (hosts: %s)",
+				what, host, l);
+			free(l);
+			exit(AI_EXIT_FATAL);
+		}
+	} else if (n > 1 && what) {
+		ai_warn("%s: the database holds snapshots of %d hosts (%s): pick one with --host NAME",
+			what, n, l);
+		free(l);
+		ai_usage_err("%s: --host is needed", what);
+	}
+	free(l);
+	db_host = host;
 }
 
 /* ---- record ---- */
@@ -115,6 +177,8 @@ static const char record_help[] =
 "  -c, --count N      take N snapshots (default 1, or unbounded with -i)\n"
 "      --time T       record the snapshot as taken at Unix time T (seconds)\n"
 "                     instead of now: for captures made elsewhere\n"
+"      --host NAME    record it as a snapshot of host NAME (default: this\n"
+"                     machine's node name): for captures of other hosts\n"
 "  -l, --label TEXT   a note stored with each snapshot\n"
 "  -q, --quiet        no messages about malformed lines, no progress\n"
 "  -h, --help         this help\n";
@@ -153,7 +217,7 @@ static int64_t tag_id(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *sel,
 }
 
 static int64_t record_one(sqlite3 *db, const struct ai_snap *s, double when,
-			  const char *label)
+			  const char *label, const char *host)
 {
 	sqlite3_stmt *ins, *sel, *smp, *snp;
 	struct utsname u;
@@ -176,7 +240,7 @@ static int64_t record_one(sqlite3 *db, const struct ai_snap *s, double when,
 		   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	sqlite3_bind_double(snp, 1, when);
 	sqlite3_bind_text(snp, 2, s->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(snp, 3, u.nodename, -1, SQLITE_STATIC);
+	sqlite3_bind_text(snp, 3, host ? host : u.nodename, -1, SQLITE_STATIC);
 	sqlite3_bind_text(snp, 4, u.release, -1, SQLITE_STATIC);
 	sqlite3_bind_text(snp, 5, s->version, -1, SQLITE_STATIC);
 	sqlite3_bind_text(snp, 6, label ? label : "", -1, SQLITE_STATIC);
@@ -232,13 +296,14 @@ int cmd_record(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "time", required_argument, NULL, OPT_TIME },
+		{ "host", required_argument, NULL, OPT_HOST },
 		{ "label", required_argument, NULL, 'l' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ai_common co = { 0 };
-	const char *dbpath = NULL, *label = NULL;
+	const char *dbpath = NULL, *label = NULL, *host = NULL;
 	double interval = 0, when = -1;
 	uint64_t count = 0;
 	int have_count = 0, rc = AI_EXIT_OK, c;
@@ -273,6 +338,11 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'l':
 			label = optarg;
+			break;
+		case OPT_HOST:
+			if (!*optarg)
+				ai_usage_err("record: --host wants a name");
+			host = optarg;
 			break;
 		case 'q':
 			co.quiet = 1;
@@ -319,7 +389,7 @@ int cmd_record(int argc, char **argv)
 				break;
 		}
 		ai_load_or_die(&s, co.input, &co);
-		sid = record_one(db, &s, when >= 0 ? when : now_real(), label);
+		sid = record_one(db, &s, when >= 0 ? when : now_real(), label, host);
 		if (!co.quiet) {
 			int64_t tot = 0;
 			size_t i;
@@ -344,6 +414,7 @@ int cmd_record(int argc, char **argv)
 int ai_db_snapshots(sqlite3 *db, struct ai_db_snap **out, size_t *n)
 {
 	sqlite3_stmt *st = prep(db, "SELECT id, taken_at FROM snapshot"
+				" WHERE (:host IS NULL OR host = :host)"
 				" ORDER BY taken_at, id");
 	size_t cap = 16;
 
@@ -373,15 +444,18 @@ int64_t ai_db_pick(sqlite3 *db, const char *spec)
 	char *e;
 
 	if (!spec || !strcmp(spec, "last")) {
-		st = prep(db, "SELECT id FROM snapshot ORDER BY taken_at DESC, id DESC LIMIT 1");
+		st = prep(db, "SELECT id FROM snapshot WHERE (:host IS NULL OR host = :host)"
+			  " ORDER BY taken_at DESC, id DESC LIMIT 1");
 	} else if (!strcmp(spec, "first")) {
-		st = prep(db, "SELECT id FROM snapshot ORDER BY taken_at, id LIMIT 1");
+		st = prep(db, "SELECT id FROM snapshot WHERE (:host IS NULL OR host = :host)"
+			  " ORDER BY taken_at, id LIMIT 1");
 	} else if (spec[0] == '@') {
 		double t = strtod(spec + 1, &e);
 
 		if (*e || e == spec + 1)
 			return -1;
-		st = prep(db, "SELECT id FROM snapshot WHERE taken_at <= ?"
+		st = prep(db, "SELECT id FROM snapshot WHERE taken_at <= ?1"
+			  " AND (:host IS NULL OR host = :host)"
 			  " ORDER BY taken_at DESC, id DESC LIMIT 1");
 		sqlite3_bind_double(st, 1, t);
 	} else {
@@ -389,7 +463,8 @@ int64_t ai_db_pick(sqlite3 *db, const char *spec)
 
 		if (*e || e == spec)
 			return -1;
-		st = prep(db, "SELECT id FROM snapshot WHERE id = ?");
+		st = prep(db, "SELECT id FROM snapshot WHERE id = ?1"
+			  " AND (:host IS NULL OR host = :host)");
 		sqlite3_bind_int64(st, 1, v);
 	}
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -490,6 +565,8 @@ static const char report_help[] =
 "  snapshots  the snapshots in the database\n"
 "\n"
 "  -d, --db DB          the database\n"
+"      --host NAME      only the snapshots of host NAME (record --host);\n"
+"                       needed when the database holds several hosts\n"
 "      --from SNAP      first snapshot of the range (default first)\n"
 "      --to SNAP        last snapshot of the range (default last)\n"
 "      --at SNAP        top: the snapshot (default last)\n"
@@ -649,21 +726,23 @@ static void fmt_time(double t, char *b, size_t n)
 static int report_snapshots(sqlite3 *db, const struct ai_common *co)
 {
 	sqlite3_stmt *st = prep(db, "SELECT id, taken_at, ntags, total_bytes,"
-				" skipped_lines, source, label, kernel FROM snapshot"
+				" skipped_lines, source, label, kernel, host FROM snapshot"
+				" WHERE (:host IS NULL OR host = :host)"
 				" ORDER BY taken_at, id");
 	char tb[32], b[32];
 
 	if (!co->no_header)
-		printf("%6s  %-20s %7s %*s %7s  %s\n", "ID", "TAKEN (UTC)", "TAGS",
-		       co->exact ? 15 : 10, "SIZE", "SKIPPED", "SOURCE");
+		printf("%6s  %-20s %7s %*s %7s  %-14s %s\n", "ID", "TAKEN (UTC)", "TAGS",
+		       co->exact ? 15 : 10, "SIZE", "SKIPPED", "HOST", "SOURCE");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *label = (const char *)sqlite3_column_text(st, 6);
 
 		fmt_time(sqlite3_column_double(st, 1), tb, sizeof(tb));
-		printf("%6lld  %-20s %7lld %*s %7lld  %s", sqlite3_column_int64(st, 0),
+		printf("%6lld  %-20s %7lld %*s %7lld  %-14s %s", sqlite3_column_int64(st, 0),
 		       tb, sqlite3_column_int64(st, 2), co->exact ? 15 : 10,
 		       ai_fmt_size(sqlite3_column_int64(st, 3), co->exact, b, sizeof(b)),
-		       sqlite3_column_int64(st, 4), sqlite3_column_text(st, 5));
+		       sqlite3_column_int64(st, 4), sqlite3_column_text(st, 8),
+		       sqlite3_column_text(st, 5));
 		if (label && *label)
 			printf("  (%s)", label);
 		putchar('\n');
@@ -767,7 +846,8 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	ta = snap_time(db, a);
 	tb = snap_time(db, b);
 	/* the snapshots of the range, numbered in time order */
-	st = prep(db, "SELECT count(*) FROM snapshot WHERE taken_at BETWEEN ?1 AND ?2");
+	st = prep(db, "SELECT count(*) FROM snapshot WHERE taken_at BETWEEN ?1 AND ?2"
+		  " AND (:host IS NULL OR host = :host)");
 	sqlite3_bind_double(st, 1, ta);
 	sqlite3_bind_double(st, 2, tb);
 	sqlite3_step(st);
@@ -780,7 +860,7 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	st = prep(db,
 		"WITH sn AS (SELECT id, taken_at, row_number() OVER"
 		" (ORDER BY taken_at, id) AS ord FROM snapshot"
-		" WHERE taken_at BETWEEN ?1 AND ?2)"
+		" WHERE taken_at BETWEEN ?1 AND ?2 AND (:host IS NULL OR host = :host))"
 		" SELECT s.tag_id, sn.ord, sn.taken_at, s.bytes FROM sample s"
 		" JOIN sn ON sn.id = s.snapshot_id ORDER BY s.tag_id, sn.ord");
 	sqlite3_bind_double(st, 1, ta);
@@ -929,6 +1009,7 @@ int cmd_report(int argc, char **argv)
 		{ "min-snapshots", required_argument, NULL, OPT_MIN_SNAPS },
 		{ "min-rate", required_argument, NULL, OPT_MIN_RATE },
 		{ "min-fit", required_argument, NULL, OPT_MIN_FIT },
+		{ "host", required_argument, NULL, OPT_HOST },
 		{ "sort", required_argument, NULL, 's' },
 		{ "min", required_argument, NULL, 'm' },
 		{ "bytes", no_argument, NULL, 'b' },
@@ -941,7 +1022,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct ai_common co = { .limit = 20 };
 	const char *dbpath = NULL, *kind = "growth", *from = NULL, *to = NULL;
-	const char *at = NULL, *sort = "size";
+	const char *at = NULL, *sort = "size", *host = NULL;
 	uint64_t min_snaps = 3;
 	double min_rate = -INFINITY, min_fit = AI_LEAK_MIN_FIT;
 	sqlite3 *db;
@@ -983,6 +1064,9 @@ int cmd_report(int argc, char **argv)
 			min_rate = strtod(optarg, &e);
 			if (*e || e == optarg)
 				ai_usage_err("report: --min-rate wants bytes per second");
+			break;
+		case OPT_HOST:
+			host = optarg;
 			break;
 		case OPT_MIN_FIT:
 			given |= R_MIN_FIT;
@@ -1039,6 +1123,12 @@ int cmd_report(int argc, char **argv)
 				ai_not_here(names[j].name, what);
 	}
 	db = ai_db_open(dbpath, 0);
+	{
+		char what[32];
+
+		snprintf(what, sizeof(what), "report %s", kind);
+		ai_db_host(db, host, strcmp(kind, "snapshots") ? what : NULL);
+	}
 	if (!strcmp(kind, "snapshots"))
 		rc = report_snapshots(db, &co);
 	else if (!strcmp(kind, "growth"))

@@ -22,6 +22,7 @@ int ai_db_snapshots(sqlite3 *db, struct ai_db_snap **out, size_t *n);
 int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
 		    int64_t **tag_ids);
 int64_t ai_db_pick(sqlite3 *db, const char *spec);
+void ai_db_host(sqlite3 *db, const char *host, const char *what);
 void ai_db_die(sqlite3 *db, const char *what) __attribute__((noreturn));
 
 #endif

@@ -44,6 +44,8 @@ static const char plot_help[] =
 "      --width W      width in pixels (default 1100)\n"
 "      --height H     height in pixels (default 600)\n"
 "      --title TEXT   the chart's title\n"
+"      --host NAME    the snapshots of host NAME (needed when the database\n"
+"                     holds several hosts)\n"
 "      --module GLOB, --path GLOB, --func GLOB\n"
 "                     only the tags that match (see 'top --help')\n"
 "  -h, --help         this help\n";
@@ -112,6 +114,7 @@ int cmd_plot(int argc, char **argv)
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "height", required_argument, NULL, OPT_HEIGHT },
 		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "host", required_argument, NULL, OPT_HOST },
 		{ "module", required_argument, NULL, OPT_MODULE },
 		{ "path", required_argument, NULL, OPT_PATH },
 		{ "func", required_argument, NULL, OPT_FUNC },
@@ -120,6 +123,7 @@ int cmd_plot(int argc, char **argv)
 	};
 	struct ai_common co = { .limit = 8 };
 	const char *dbpath = NULL, *out = NULL, *title = NULL, *by = "tag";
+	const char *host = NULL;
 	uint64_t width = 1100, height = 600;
 	struct ai_db_snap *snaps;
 	struct line *lines = NULL;
@@ -159,6 +163,9 @@ int cmd_plot(int argc, char **argv)
 		case OPT_TITLE:
 			title = optarg;
 			break;
+		case OPT_HOST:
+			host = optarg;
+			break;
 		case 'h':
 			fputs(plot_help, stdout);
 			return 0;
@@ -176,6 +183,7 @@ int cmd_plot(int argc, char **argv)
 		co.limit = 20;
 
 	db = ai_db_open(dbpath, 0);
+	ai_db_host(db, host, "plot");
 	ai_db_snapshots(db, &snaps, &nsnaps);
 	if (!nsnaps)
 		ai_die("plot: %s has no snapshots", dbpath);

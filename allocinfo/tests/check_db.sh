@@ -129,6 +129,28 @@ check "report leaks exits 4 when it finds suspects" 4 $?
 "$BIN" report leaks -d "$db" --min-rate 1e12 > /dev/null
 check "and 0 when it finds none" 0 $?
 
+# several hosts: record --host, report --host
+hdb=$W/hosts.db
+for k in 0 1 2 3; do
+	"$BIN" record -q -d "$hdb" -f "$W/snap$k.txt" --time $((t0 + k * interval)) --host web1
+	"$BIN" record -q -d "$hdb" -f "$base" --time $((t0 + k * interval)) --host db1
+done
+check "record --host: the snapshots carry the names given" "db1 4
+web1 4" "$(sqlite3 "$hdb" 'SELECT host, count(*) FROM snapshot GROUP BY host ORDER BY host' | tr '|' ' ')"
+"$BIN" report leaks -d "$hdb" > /dev/null 2> "$W/err"
+rc=$?
+if [ $rc = 2 ] && grep -q "db1" "$W/err" && grep -q "web1" "$W/err" && grep -q -- "--host" "$W/err"; then
+	ok "report leaks on a database of two hosts: usage error naming them and --host"
+else nok "report leaks on a database of two hosts: usage error naming them and --host" "exit $rc: $(cat "$W/err")"; fi
+out=$("$BIN" report leaks -d "$hdb" --host web1 -b -H)
+check "report leaks --host web1: the planted leak at $rate B/s" "$rate" "$(printf '%s\n' "$out" | grep " $leak_file:$leak_line " | awk '{ print $1 }')"
+check "report leaks --host db1: nothing" "" "$("$BIN" report leaks -d "$hdb" --host db1 -b -H)"
+check "report snapshots --host db1 lists its 4" 4 "$("$BIN" report snapshots -d "$hdb" --host db1 -H | grep -c .)"
+check "report top --host web1 is its last capture" "$("$BIN" top -q -b -H -n 5 -f "$W/snap3.txt")" "$("$BIN" report top -d "$hdb" --host web1 -b -H -n 5)"
+"$BIN" report growth -d "$hdb" --host nosuch > /dev/null 2> "$W/err"
+check "report --host with no snapshot: exit 1" 1 $?
+grep -q "no snapshot of host 'nosuch'" "$W/err" && ok "and says so" || nok "and says so" "$(cat "$W/err")"
+
 # a range that ends before it starts is a usage error
 for args in "growth --from $snaps --to 1" "leaks --from 3 --to 1" "growth --from last --to first"; do
 	"$BIN" report $args -d "$db" > "$W/out" 2> "$W/err"
