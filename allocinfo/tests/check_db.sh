@@ -184,6 +184,41 @@ if "$BIN" --help | grep -q 'plot     a PNG'; then
 	wh=$(( 16#${hdr:32:8} ))x$(( 16#${hdr:40:8} ))
 	check "the PNG is 1100x600" "1100x600" "$wh"
 	if grep -q '<svg' "$W/p.svg" && grep -q '</svg>' "$W/p.svg"; then ok "plot writes an SVG"; else nok "plot writes an SVG"; fi
+	# the layout, as plot -v reports it on stderr
+	longtag="drivers/gpu/drm/some_vendor/display/link_training_dp.c"
+	ldb=$W/long.db
+	for k in 0 1 2; do
+		printf 'allocinfo - version: 1.0\n%12d        1 %s:1234 [somevendor_display_driver] func:dp_link_training_clock_recovery_sequence \n%12d 1 mm/a.c:1 func:a \n' \
+			$((100000 + k * 4096)) "$longtag" $((50000 + k)) > "$W/l$k.txt"
+		"$BIN" record -q -d "$ldb" -f "$W/l$k.txt" --time $((t0 + k * 7))
+	done
+	"$BIN" plot -v -d "$ldb" -o "$W/l.png" --width 2000 2> "$W/err"
+	label=$(grep '^legend: ' "$W/err" | head -n 1)
+	[[ $label == *"dp_link_training_clock_recovery_sequence [somevendor_display_driver] ($longtag:1234)" ]] &&
+		ok "plot --width 2000: a 120-character legend is not cut" || nok "plot --width 2000: a 120-character legend is not cut" "$(cat "$W/err")"
+	"$BIN" plot -v -d "$ldb" -o "$W/l.png" --width 500 2> "$W/err"
+	[[ $(grep '^legend: ' "$W/err" | head -n 1) == *"~" ]] && ok "plot --width 500: the legend is cut, marked ~" || nok "plot --width 500: the legend is cut, marked ~" "$(cat "$W/err")"
+	for w in 300 500 1100; do
+		"$BIN" plot -v -d "$db" -o "$W/t.png" --width $w 2> "$W/err"
+		# "xtick: LABEL at X width W": each label ends before the next begins
+		out=$(awk '$1 == "xtick:" { x = $4; w = $6; if (n++ && x - w / 2 < px + pw / 2 + 4) print "overlap: " $0; px = x; pw = w } END { if (n < 2) print "fewer than 2 ticks" }' "$W/err")
+		check "plot --width $w: x labels do not overlap" "" "$out"
+	done
+	"$BIN" plot -v -d "$db" -o "$W/s.png" --by subsys 2> "$W/err"
+	grep -q '^title: .*subsystems' "$W/err" && ok "plot --by subsys: the title says subsystems" || nok "plot --by subsys: the title says subsystems" "$(grep title "$W/err")"
+	"$BIN" plot -v -d "$db" -o "$W/s.png" --by module 2> "$W/err"
+	grep -q '^title: .*modules' "$W/err" && ok "plot --by module: the title says modules" || nok "plot --by module: the title says modules" "$(grep title "$W/err")"
+	"$BIN" plot -d "$db" -o "$W/n.png" -n 50 > /dev/null 2> "$W/err"
+	check "plot -n 50 is a usage error (at most 20 lines), not silently 20" 2 $?
+	"$BIN" plot -d "$db" -o "$W/e.png" --path 'nosuchdir/*' > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "no tag" "$W/err" && [ ! -e "$W/e.png" ]; then ok "plot with nothing matching: exit 1, no file"
+	else nok "plot with nothing matching: exit 1, no file" "exit $rc: $(cat "$W/err")"; fi
+	"$BIN" plot -v -d "$db" -o "$W/log.png" --log 2> "$W/err"
+	check "plot --log exits 0" 0 $?
+	# "ytick: LABEL bytes V": a constant ratio between ticks
+	out=$(awk '$1 == "ytick:" { v = $4; if (n++ && pv > 0) r[v / pv] = 1; pv = v } END { k = 0; for (x in r) { k++; if (x <= 1) k = 99 } print (n >= 3 && k == 1) ? "log" : "not log: " n " ticks, " k " ratios" }' "$W/err")
+	check "plot --log: y ticks at a constant ratio" log "$out"
 else
 	n=$((n + 1)); echo "ok $n - # SKIP plot not built in"
 fi
