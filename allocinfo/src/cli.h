@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Command-line plumbing shared by the commands. */
+/* The commands (cmd_NAME.c) and the plumbing they share (cli.c). */
 #ifndef ALLOCINFO_CLI_H
 #define ALLOCINFO_CLI_H
 
@@ -79,8 +79,65 @@ void ai_load_or_die(struct ai_snap *s, const char *path,
 int ai_status(const struct ai_snap *s);
 struct ai_tag **ai_select(const struct ai_snap *s, const struct ai_common *co,
 			  size_t *np);
-int ai_sort_tags(struct ai_tag **v, size_t n, const char *key);
+
+/* the options every reading command takes */
+#define COMMON_LONGOPTS \
+	{ "input", required_argument, NULL, 'f' }, \
+	{ "min", required_argument, NULL, 'm' }, \
+	{ "bytes", no_argument, NULL, 'b' }, \
+	{ "keep-dups", no_argument, NULL, 'k' }, \
+	{ "no-header", no_argument, NULL, 'H' }, \
+	{ "quiet", no_argument, NULL, 'q' }, \
+	{ "module", required_argument, NULL, OPT_MODULE }, \
+	{ "path", required_argument, NULL, OPT_PATH }, \
+	{ "func", required_argument, NULL, OPT_FUNC }, \
+	{ "help", no_argument, NULL, 'h' }
+#define COMMON_SHORTOPTS "f:n:m:bkHqh"
+
+/* print a help text on stdout and exit 0 */
+void ai_help(const char *text) __attribute__((noreturn));
+
+/* output.c: a table of tags; shared by top and report top */
 void ai_print_tags(FILE *f, struct ai_tag **v, size_t n, size_t total_n,
 		   const struct ai_common *co);
+
+/* the commands, one file each */
+int cmd_top(int argc, char **argv);
+int cmd_tree(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+
+/* the options every reading command takes */
+#define COMMON_LONGOPTS \
+	{ "input", required_argument, NULL, 'f' }, \
+	{ "min", required_argument, NULL, 'm' }, \
+	{ "bytes", no_argument, NULL, 'b' }, \
+	{ "keep-dups", no_argument, NULL, 'k' }, \
+	{ "no-header", no_argument, NULL, 'H' }, \
+	{ "quiet", no_argument, NULL, 'q' }, \
+	{ "module", required_argument, NULL, OPT_MODULE }, \
+	{ "path", required_argument, NULL, OPT_PATH }, \
+	{ "func", required_argument, NULL, OPT_FUNC }, \
+	{ "help", no_argument, NULL, 'h' }
+#define COMMON_SHORTOPTS "f:n:m:bkHqh"
+
+/* print a help text on stdout and exit 0 */
+void ai_help(const char *text) __attribute__((noreturn));
+
+/* output.c: a table of tags; shared by top and report top */
+void ai_print_tags(FILE *f, struct ai_tag **v, size_t n, size_t total_n,
+		   const struct ai_common *co);
+
+/* the commands, one file each */
+int cmd_top(int argc, char **argv);
+int cmd_tree(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif

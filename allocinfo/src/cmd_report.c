@@ -1,552 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * record and report: snapshots of /proc/allocinfo in a SQLite database.
- * The schema is described in README.md.
- */
-#include <errno.h>
+/* report: growth, leak suspects, top tags and snapshots from a database. */
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 
 #include "allocinfo.h"
 #include "cli.h"
-#include "db.h"
-
-static const char schema[] =
-"CREATE TABLE IF NOT EXISTS snapshot (\n"
-"	id INTEGER PRIMARY KEY,\n"
-"	taken_at REAL NOT NULL,\n"
-"	source TEXT NOT NULL,\n"
-"	host TEXT NOT NULL,\n"
-"	kernel TEXT NOT NULL,\n"
-"	version TEXT NOT NULL,\n"
-"	label TEXT NOT NULL DEFAULT '',\n"
-"	ntags INTEGER NOT NULL,\n"
-"	total_bytes INTEGER NOT NULL,\n"
-"	total_calls INTEGER NOT NULL,\n"
-"	skipped_lines INTEGER NOT NULL\n"
-");\n"
-"CREATE TABLE IF NOT EXISTS tag (\n"
-"	id INTEGER PRIMARY KEY,\n"
-"	file TEXT NOT NULL,\n"
-"	line INTEGER NOT NULL,\n"
-"	module TEXT NOT NULL,\n"
-"	func TEXT NOT NULL,\n"
-"	UNIQUE (file, line, module, func)\n"
-");\n"
-"CREATE TABLE IF NOT EXISTS sample (\n"
-"	snapshot_id INTEGER NOT NULL REFERENCES snapshot(id) ON DELETE CASCADE,\n"
-"	tag_id INTEGER NOT NULL REFERENCES tag(id),\n"
-"	bytes INTEGER NOT NULL,\n"
-"	calls INTEGER NOT NULL,\n"
-"	extra TEXT NOT NULL DEFAULT '',\n"
-"	PRIMARY KEY (snapshot_id, tag_id)\n"
-") WITHOUT ROWID;\n"
-"CREATE INDEX IF NOT EXISTS sample_by_tag ON sample (tag_id, snapshot_id);\n"
-"CREATE INDEX IF NOT EXISTS snapshot_by_time ON snapshot (taken_at);\n";
-
-void ai_db_die(sqlite3 *db, const char *what)
-{
-	ai_die("database: %s: %s", what, db ? sqlite3_errmsg(db) : "?");
-}
-
-sqlite3 *ai_db_open(const char *path, int create)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	int v;
-
-	if (!path)
-		ai_usage_err("a database is needed: -d FILE");
-	if (sqlite3_open_v2(path, &db, create ?
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
-			    SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		ai_die("cannot open database %s: %s", path, sqlite3_errmsg(db));
-	sqlite3_busy_timeout(db, 5000);
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ||
-	    sqlite3_step(st) != SQLITE_ROW)
-		ai_die("%s is not a SQLite database: %s", path, sqlite3_errmsg(db));
-	v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (v > AI_DB_SCHEMA_VERSION)
-		ai_die("%s has schema version %d; this tool knows %d", path, v,
-		       AI_DB_SCHEMA_VERSION);
-	if (create && v == 0) {
-		char sql[64];
-
-		if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK)
-			ai_db_die(db, "creating the schema");
-		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
-			 AI_DB_SCHEMA_VERSION);
-		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			ai_db_die(db, "setting the schema version");
-	} else if (!create && v == 0) {
-		ai_die("%s holds no allocinfo snapshots (run 'allocinfo record' first)",
-		       path);
-	}
-	sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
-	return db;
-}
-
-/* report --host, plot --host: the host whose snapshots are read; NULL: all */
-static const char *db_host;
-
-/* A statement; a :host parameter in it is bound to the host picked. */
-static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int i;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		ai_db_die(db, sql);
-	i = sqlite3_bind_parameter_index(st, ":host");
-	if (i && db_host)
-		sqlite3_bind_text(st, i, db_host, -1, SQLITE_STATIC);
-	return st;
-}
-
-/* the hosts of the database, "a, b, c", and their number */
-static char *host_list(sqlite3 *db, int *n)
-{
-	sqlite3_stmt *st = prep(db, "SELECT DISTINCT host FROM snapshot ORDER BY host");
-	size_t len = 0;
-	char *l = xstrdup("");
-
-	*n = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *h = (const char *)sqlite3_column_text(st, 0);
-
-		h = h ? h : "";
-		l = xrealloc(l, len + strlen(h) + 3);
-		len += sprintf(l + len, "%s%s", *n ? ", " : "", h);
-		(*n)++;
-	}
-	sqlite3_finalize(st);
-	return l;
-}
-
-/*
- * Read the snapshots of HOST only. Without a host, a database of one
- * host is read whole; series of several hosts cannot be mixed, so a
- * database of several hosts needs one (WHAT: the command, for the
- * message). HOST with no snapshot is an error naming the hosts there are.
- */
-void ai_db_host(sqlite3 *db, const char *host, const char *what)
-{
-	int n;
-	char *l = host_list(db, &n);
-
-	if (host) {
-		sqlite3_stmt *st = prep(db, "SELECT 1 FROM snapshot WHERE host = ? LIMIT 1");
-		int found;
-
-		sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
-		found = sqlite3_step(st) == SQLITE_ROW;
-		sqlite3_finalize(st);
-		if (!found) {
-			ai_warn("%s: no snapshot of host '%s' in the database (hosts: %s)",
-				what, host, l);
-			free(l);
-			exit(AI_EXIT_FATAL);
-		}
-	} else if (n > 1 && what) {
-		ai_warn("%s: the database holds snapshots of %d hosts (%s): pick one with --host NAME",
-			what, n, l);
-		free(l);
-		ai_usage_err("%s: --host is needed", what);
-	}
-	free(l);
-	db_host = host;
-}
-
-/* ---- record ---- */
-
-static const char record_help[] =
-"usage: allocinfo record -d DB [OPTIONS]\n"
-"Store snapshots of /proc/allocinfo in the SQLite database DB (created\n"
-"when missing). Duplicate file:line func lines are summed.\n"
-"\n"
-"  -d, --db DB        the database\n"
-"  -f, --input FILE   read FILE ('-' for stdin); default /proc/allocinfo\n"
-"  -i, --interval S   take a snapshot every S seconds (fractions allowed);\n"
-"                     without -c, until interrupted (SIGINT, SIGTERM)\n"
-"  -c, --count N      take N snapshots (default 1, or unbounded with -i)\n"
-"      --time T       record the snapshot as taken at Unix time T (seconds)\n"
-"                     instead of now: for captures made elsewhere\n"
-"      --host NAME    record it as a snapshot of host NAME (default: this\n"
-"                     machine's node name): for captures of other hosts\n"
-"  -l, --label TEXT   a note stored with each snapshot\n"
-"  -q, --quiet        no messages about malformed lines, no progress\n"
-"  -h, --help         this help\n";
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static int64_t tag_id(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *sel,
-		      const struct ai_tag *t)
-{
-	int64_t id;
-
-	sqlite3_bind_text(ins, 1, t->file, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(ins, 2, t->line);
-	sqlite3_bind_text(ins, 3, t->module, -1, SQLITE_STATIC);
-	sqlite3_bind_text(ins, 4, t->func, -1, SQLITE_STATIC);
-	if (sqlite3_step(ins) != SQLITE_DONE)
-		ai_db_die(db, "adding a tag");
-	sqlite3_reset(ins);
-	if (sqlite3_changes(db))
-		return sqlite3_last_insert_rowid(db);
-	sqlite3_bind_text(sel, 1, t->file, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(sel, 2, t->line);
-	sqlite3_bind_text(sel, 3, t->module, -1, SQLITE_STATIC);
-	sqlite3_bind_text(sel, 4, t->func, -1, SQLITE_STATIC);
-	if (sqlite3_step(sel) != SQLITE_ROW)
-		ai_db_die(db, "finding a tag");
-	id = sqlite3_column_int64(sel, 0);
-	sqlite3_reset(sel);
-	return id;
-}
-
-static int64_t record_one(sqlite3 *db, const struct ai_snap *s, double when,
-			  const char *label, const char *host)
-{
-	sqlite3_stmt *ins, *sel, *smp, *snp;
-	struct utsname u;
-	int64_t sid, total = 0;
-	uint64_t calls = 0;
-	size_t i;
-
-	if (uname(&u))
-		memset(&u, 0, sizeof(u));
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "BEGIN");
-	for (i = 0; i < s->ntags; i++) {
-		if (__builtin_add_overflow(total, s->tags[i].bytes, &total))
-			total = s->tags[i].bytes < 0 ? INT64_MIN : INT64_MAX;
-		if (__builtin_add_overflow(calls, s->tags[i].calls, &calls))
-			calls = UINT64_MAX;
-	}
-	snp = prep(db, "INSERT INTO snapshot (taken_at, source, host, kernel, version,"
-		   " label, ntags, total_bytes, total_calls, skipped_lines)"
-		   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-	sqlite3_bind_double(snp, 1, when);
-	sqlite3_bind_text(snp, 2, s->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(snp, 3, host ? host : u.nodename, -1, SQLITE_STATIC);
-	sqlite3_bind_text(snp, 4, u.release, -1, SQLITE_STATIC);
-	sqlite3_bind_text(snp, 5, s->version, -1, SQLITE_STATIC);
-	sqlite3_bind_text(snp, 6, label ? label : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(snp, 7, s->ntags);
-	sqlite3_bind_int64(snp, 8, total);
-	sqlite3_bind_int64(snp, 9, calls > INT64_MAX ? INT64_MAX : (int64_t)calls);
-	sqlite3_bind_int64(snp, 10, s->skipped);
-	if (sqlite3_step(snp) != SQLITE_DONE)
-		ai_db_die(db, "adding a snapshot");
-	sqlite3_finalize(snp);
-	sid = sqlite3_last_insert_rowid(db);
-
-	ins = prep(db, "INSERT INTO tag (file, line, module, func) VALUES (?, ?, ?, ?)"
-		   " ON CONFLICT DO NOTHING");
-	sel = prep(db, "SELECT id FROM tag WHERE file = ? AND line = ? AND module = ?"
-		   " AND func = ?");
-	smp = prep(db, "INSERT INTO sample (snapshot_id, tag_id, bytes, calls, extra)"
-		   " VALUES (?, ?, ?, ?, ?)");
-	for (i = 0; i < s->ntags; i++) {
-		const struct ai_tag *t = &s->tags[i];
-
-		sqlite3_bind_int64(smp, 1, sid);
-		sqlite3_bind_int64(smp, 2, tag_id(db, ins, sel, t));
-		sqlite3_bind_int64(smp, 3, t->bytes);
-		sqlite3_bind_int64(smp, 4, t->calls > INT64_MAX ? INT64_MAX :
-				   (int64_t)t->calls);
-		sqlite3_bind_text(smp, 5, t->extra, -1, SQLITE_STATIC);
-		if (sqlite3_step(smp) != SQLITE_DONE)
-			ai_db_die(db, "adding a sample");
-		sqlite3_reset(smp);
-	}
-	sqlite3_finalize(ins);
-	sqlite3_finalize(sel);
-	sqlite3_finalize(smp);
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "COMMIT");
-	return sid;
-}
-
-static double now_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-int cmd_record(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "input", required_argument, NULL, 'f' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "host", required_argument, NULL, OPT_HOST },
-		{ "label", required_argument, NULL, 'l' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct ai_common co = { 0 };
-	const char *dbpath = NULL, *label = NULL, *host = NULL;
-	double interval = 0, when = -1;
-	uint64_t count = 0;
-	int have_count = 0, rc = AI_EXIT_OK, c;
-	struct timespec next;
-	struct sigaction sa;
-	sqlite3 *db;
-	uint64_t k;
-	char *e;
-
-	while ((c = ai_getopt(argc, argv, "d:f:i:c:l:qh", lo)) != -1) {
-		switch (c) {
-		case 'd':
-			dbpath = optarg;
-			break;
-		case 'f':
-			co.input = optarg;
-			break;
-		case 'i':
-			interval = strtod(optarg, &e);
-			if (*e || !(interval > 0) || interval > 1e7)
-				ai_usage_err("record: --interval wants seconds > 0");
-			break;
-		case 'c':
-			if (ai_parse_u64(optarg, &count) < 0 || !count)
-				ai_usage_err("record: --count wants a number > 0");
-			have_count = 1;
-			break;
-		case OPT_TIME:
-			when = strtod(optarg, &e);
-			if (*e || !isfinite(when) || when < 0)
-				ai_usage_err("record: --time wants Unix seconds");
-			break;
-		case 'l':
-			label = optarg;
-			break;
-		case OPT_HOST:
-			if (!*optarg)
-				ai_usage_err("record: --host wants a name");
-			host = optarg;
-			break;
-		case 'q':
-			co.quiet = 1;
-			break;
-		case 'h':
-			fputs(record_help, stdout);
-			return 0;
-		default:
-			ai_usage_err("record: bad option");
-		}
-	}
-	if (optind < argc)
-		ai_usage_err("record: unexpected argument '%s'", argv[optind]);
-	if (!dbpath)
-		ai_usage_err("record: -d DB is needed");
-	if (!have_count)
-		count = interval > 0 ? 0 : 1;
-	if (when >= 0 && count != 1)
-		ai_usage_err("record: --time goes with a single snapshot");
-	if (co.input && !strcmp(co.input, "-") && count != 1)
-		ai_usage_err("record: stdin can be read only once");
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-
-	db = ai_db_open(dbpath, 1);
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (k = 0; !stop && (count == 0 || k < count); k++) {
-		struct ai_snap s;
-		int64_t sid;
-		char b[32];
-
-		if (k) {
-			double ns = next.tv_nsec + fmod(interval, 1.0) * 1e9;
-
-			next.tv_sec += (time_t)interval + (time_t)(ns / 1e9);
-			next.tv_nsec = (long)fmod(ns, 1e9);
-			while (!stop && clock_nanosleep(CLOCK_MONOTONIC,
-							TIMER_ABSTIME, &next, NULL) == EINTR)
-				;
-			if (stop)
-				break;
-		}
-		ai_load_or_die(&s, co.input, &co);
-		sid = record_one(db, &s, when >= 0 ? when : now_real(), label, host);
-		if (!co.quiet) {
-			int64_t tot = 0;
-			size_t i;
-
-			for (i = 0; i < s.ntags; i++)
-				if (__builtin_add_overflow(tot, s.tags[i].bytes, &tot))
-					tot = INT64_MAX;
-			fprintf(stderr, "%s: snapshot %lld: %zu tags, %s\n", ai_prog,
-				(long long)sid, s.ntags, ai_human(tot, b, sizeof(b)));
-		}
-		if (ai_status(&s))
-			rc = AI_EXIT_SKIPPED;
-		ai_snap_free(&s);
-	}
-	if (sqlite3_close(db) != SQLITE_OK)
-		ai_die("closing the database failed");
-	return rc;
-}
-
-/* ---- shared readers ---- */
-
-int ai_db_snapshots(sqlite3 *db, struct ai_db_snap **out, size_t *n)
-{
-	sqlite3_stmt *st = prep(db, "SELECT id, taken_at FROM snapshot"
-				" WHERE (:host IS NULL OR host = :host)"
-				" ORDER BY taken_at, id");
-	size_t cap = 16;
-
-	*n = 0;
-	*out = xmalloc(cap * sizeof(**out));
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap *= 2;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
-		(*out)[*n].id = sqlite3_column_int64(st, 0);
-		(*out)[*n].taken_at = sqlite3_column_double(st, 1);
-		(*n)++;
-	}
-	sqlite3_finalize(st);
-	return 0;
-}
-
-/*
- * Snapshot spec: "ID", "first", "last", or "@T": the last snapshot taken
- * at or before Unix time T. Returns the id, or -1.
- */
-int64_t ai_db_pick(sqlite3 *db, const char *spec)
-{
-	sqlite3_stmt *st;
-	int64_t id = -1;
-	char *e;
-
-	if (!spec || !strcmp(spec, "last")) {
-		st = prep(db, "SELECT id FROM snapshot WHERE (:host IS NULL OR host = :host)"
-			  " ORDER BY taken_at DESC, id DESC LIMIT 1");
-	} else if (!strcmp(spec, "first")) {
-		st = prep(db, "SELECT id FROM snapshot WHERE (:host IS NULL OR host = :host)"
-			  " ORDER BY taken_at, id LIMIT 1");
-	} else if (spec[0] == '@') {
-		double t = strtod(spec + 1, &e);
-
-		if (*e || e == spec + 1)
-			return -1;
-		st = prep(db, "SELECT id FROM snapshot WHERE taken_at <= ?1"
-			  " AND (:host IS NULL OR host = :host)"
-			  " ORDER BY taken_at DESC, id DESC LIMIT 1");
-		sqlite3_bind_double(st, 1, t);
-	} else {
-		long long v = strtoll(spec, &e, 10);
-
-		if (*e || e == spec)
-			return -1;
-		st = prep(db, "SELECT id FROM snapshot WHERE id = ?1"
-			  " AND (:host IS NULL OR host = :host)");
-		sqlite3_bind_int64(st, 1, v);
-	}
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return id;
-}
-
-/* The tags of one snapshot as a struct ai_snap; strings in s->buf. */
-int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
-		    int64_t **tag_ids)
-{
-	sqlite3_stmt *st;
-	size_t len = 0, cap = 1 << 16, i;
-	char *buf = xmalloc(cap);
-	size_t off[4];
-
-	memset(s, 0, sizeof(*s));
-	st = prep(db, "SELECT t.file, t.line, t.module, t.func, s.extra, s.bytes,"
-		  " s.calls, t.id FROM sample s JOIN tag t ON t.id = s.tag_id"
-		  " WHERE s.snapshot_id = ? ORDER BY t.id");
-	sqlite3_bind_int64(st, 1, snap_id);
-	if (tag_ids)
-		*tag_ids = NULL;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct ai_tag t = { 0 };
-		static const int col[4] = { 0, 2, 3, 4 };
-		int j;
-
-		for (j = 0; j < 4; j++) {
-			const char *v = (const char *)sqlite3_column_text(st, col[j]);
-			size_t n = v ? strlen(v) + 1 : 1;
-
-			while (len + n > cap) {
-				cap *= 2;
-				buf = xrealloc(buf, cap);
-			}
-			memcpy(buf + len, v ? v : "", n);
-			off[j] = len;
-			len += n;
-		}
-		t.file = (const char *)(uintptr_t)off[0];
-		t.module = (const char *)(uintptr_t)off[1];
-		t.func = (const char *)(uintptr_t)off[2];
-		t.extra = (const char *)(uintptr_t)off[3];
-		t.line = sqlite3_column_int64(st, 1);
-		t.bytes = sqlite3_column_int64(st, 5);
-		t.calls = sqlite3_column_int64(st, 6);
-		t.nlines = 1;
-		/* ties sort in the order the tags were first recorded */
-		t.lineno = s->ntags + 1 > UINT32_MAX ? UINT32_MAX : s->ntags + 1;
-		if (t.bytes < 0)
-			t.flags |= AI_F_NEGATIVE;
-		if (s->ntags == s->cap) {
-			s->cap = s->cap ? s->cap * 2 : 256;
-			s->tags = xrealloc(s->tags, s->cap * sizeof(*s->tags));
-			if (tag_ids)
-				*tag_ids = xrealloc(*tag_ids, s->cap * sizeof(**tag_ids));
-		}
-		if (tag_ids)
-			(*tag_ids)[s->ntags] = sqlite3_column_int64(st, 7);
-		s->tags[s->ntags++] = t;
-	}
-	sqlite3_finalize(st);
-	for (i = 0; i < s->ntags; i++) {
-		struct ai_tag *t = &s->tags[i];
-
-		t->file = buf + (uintptr_t)t->file;
-		t->module = buf + (uintptr_t)t->module;
-		t->func = buf + (uintptr_t)t->func;
-		t->extra = buf + (uintptr_t)t->extra;
-		if (strstr(t->extra, "accurate:no"))
-			t->flags |= AI_F_INACCURATE;
-	}
-	s->buf = buf;
-	s->len = len;
-	s->name = "database";
-	strcpy(s->version, "1.0");
-	return 0;
-}
-
-/* ---- report ---- */
+#include "store.h"
 
 static const char report_help[] =
 "usage: allocinfo report [KIND] -d DB [OPTIONS]\n"
@@ -688,7 +150,7 @@ static int64_t pick_or_die(sqlite3 *db, const char *spec, const char *opt)
 
 static double snap_time(sqlite3 *db, int64_t id)
 {
-	sqlite3_stmt *st = prep(db, "SELECT taken_at FROM snapshot WHERE id = ?");
+	sqlite3_stmt *st = ai_db_prep(db, "SELECT taken_at FROM snapshot WHERE id = ?");
 	double t = 0;
 
 	sqlite3_bind_int64(st, 1, id);
@@ -725,7 +187,7 @@ static void fmt_time(double t, char *b, size_t n)
 
 static int report_snapshots(sqlite3 *db, const struct ai_common *co)
 {
-	sqlite3_stmt *st = prep(db, "SELECT id, taken_at, ntags, total_bytes,"
+	sqlite3_stmt *st = ai_db_prep(db, "SELECT id, taken_at, ntags, total_bytes,"
 				" skipped_lines, source, label, kernel, host FROM snapshot"
 				" WHERE (:host IS NULL OR host = :host)"
 				" ORDER BY taken_at, id");
@@ -765,7 +227,7 @@ static int report_growth(sqlite3 *db, const struct ai_common *co,
 
 	pick_range(db, from, to, &a, &b);
 	dt = snap_time(db, b) - snap_time(db, a);
-	st = prep(db,
+	st = ai_db_prep(db,
 		"SELECT t.file, t.line, t.module, t.func, sa.bytes, sa.calls,"
 		" sb.bytes, sb.calls FROM tag t"
 		" LEFT JOIN sample sa ON sa.tag_id = t.id AND sa.snapshot_id = ?1"
@@ -846,7 +308,7 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	ta = snap_time(db, a);
 	tb = snap_time(db, b);
 	/* the snapshots of the range, numbered in time order */
-	st = prep(db, "SELECT count(*) FROM snapshot WHERE taken_at BETWEEN ?1 AND ?2"
+	st = ai_db_prep(db, "SELECT count(*) FROM snapshot WHERE taken_at BETWEEN ?1 AND ?2"
 		  " AND (:host IS NULL OR host = :host)");
 	sqlite3_bind_double(st, 1, ta);
 	sqlite3_bind_double(st, 2, tb);
@@ -857,7 +319,7 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	pt = xmalloc((nsnaps + 1) * sizeof(*pt));
 	py = xmalloc((nsnaps + 1) * sizeof(*py));
 
-	st = prep(db,
+	st = ai_db_prep(db,
 		"WITH sn AS (SELECT id, taken_at, row_number() OVER"
 		" (ORDER BY taken_at, id) AS ord FROM snapshot"
 		" WHERE taken_at BETWEEN ?1 AND ?2 AND (:host IS NULL OR host = :host))"
@@ -918,7 +380,7 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 	sqlite3_finalize(st);
 
 	r = xcalloc(nsv + 1, sizeof(*r));
-	nm = prep(db, "SELECT file, line, module, func FROM tag WHERE id = ?");
+	nm = ai_db_prep(db, "SELECT file, line, module, func FROM tag WHERE id = ?");
 	for (i = 0; i < nsv; i++) {
 		struct row x = { 0 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The SQLite snapshot database: shared by record, report and plot. */
-#ifndef ALLOCINFO_DB_H
-#define ALLOCINFO_DB_H
+/* store.c: the SQLite snapshot database, shared by record, report and plot. */
+#ifndef ALLOCINFO_STORE_H
+#define ALLOCINFO_STORE_H
 
 #include <sqlite3.h>
 
@@ -24,5 +24,9 @@ int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
 int64_t ai_db_pick(sqlite3 *db, const char *spec);
 void ai_db_host(sqlite3 *db, const char *host, const char *what);
 void ai_db_die(sqlite3 *db, const char *what) __attribute__((noreturn));
+/* a statement; a :host parameter in it is bound to the host of ai_db_host() */
+sqlite3_stmt *ai_db_prep(sqlite3 *db, const char *sql);
+int64_t ai_db_record(sqlite3 *db, const struct ai_snap *s, double when,
+		     const char *label, const char *host);
 
 #endif

@@ -1,10 +1,73 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * export: Prometheus text exposition format, JSON and CSV.
+ * The export formats: Prometheus text exposition format, JSON and CSV,
+ * and the escaping each needs.
  */
 #include <string.h>
 
 #include "allocinfo.h"
+
+void ai_json_str(FILE *f, const char *s)
+{
+	ai_json_strn(f, s, strlen(s));
+}
+
+void ai_json_strn(FILE *f, const char *s, size_t n)
+{
+	const char *end = s + n;
+
+	fputc('"', f);
+	for (; s < end; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* RFC 4180: quote when the field holds a comma, quote or line break */
+void ai_csv_str(FILE *f, const char *s)
+{
+	if (!s[strcspn(s, ",\"\r\n")] && *s != ' ' &&
+	    (!*s || s[strlen(s) - 1] != ' ')) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* Prometheus label value: escape backslash, double quote and newline */
+void ai_prom_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '"')
+			fputs("\\\"", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 
 static void prom_labels(FILE *f, const struct ai_tag *t)
 {

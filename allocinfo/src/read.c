@@ -60,29 +60,50 @@ int ai_read_fd(int fd, char **bufp, size_t *lenp)
 	return 0;
 }
 
-static void msg(struct ai_snap *s, const struct ai_parse_opts *o,
-		size_t lineno, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+/*
+ * The state of one parse: the snapshot it fills, the options it was
+ * given, the line it is at, and the messages it reported. Every problem
+ * goes through problem(), which prints it (up to o->max_msgs) and counts
+ * it, so no caller counts a message itself.
+ */
+struct parser {
+	struct ai_snap *s;
+	const struct ai_parse_opts *o;
+	size_t lineno;		/* the line being read; 0: the input as a whole */
+	size_t msgs;		/* problems reported, printed or not */
+};
 
-static void msg(struct ai_snap *s, const struct ai_parse_opts *o,
-		size_t lineno, const char *fmt, ...)
+enum problem {
+	MALFORMED,	/* the line is left out: s->skipped */
+	WARNING,	/* the input is used, but not as it should be: s->warnings */
+};
+
+static void problem(struct parser *p, enum problem kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void problem(struct parser *p, enum problem kind, const char *fmt, ...)
 {
+	const struct ai_parse_opts *o = p->o;
 	va_list ap;
 
-	s->msgs++;
+	if (kind == MALFORMED)
+		p->s->skipped++;
+	else
+		p->s->warnings++;
+	p->msgs++;
 	if (!o->err)
 		return;
-	if (o->max_msgs && s->msgs > o->max_msgs) {
-		if (s->msgs == o->max_msgs + 1)
+	if (o->max_msgs && p->msgs > o->max_msgs) {
+		if (p->msgs == o->max_msgs + 1)
 			fprintf(o->err,
 				"%s: %s: more problems; only the first %zu are shown\n",
-				ai_prog, s->name, o->max_msgs);
+				ai_prog, p->s->name, o->max_msgs);
 		return;
 	}
-	if (lineno)
-		fprintf(o->err, "%s: %s:%zu: ", ai_prog, s->name, lineno);
+	if (p->lineno)
+		fprintf(o->err, "%s: %s:%zu: ", ai_prog, p->s->name, p->lineno);
 	else
-		fprintf(o->err, "%s: %s: ", ai_prog, s->name);
+		fprintf(o->err, "%s: %s: ", ai_prog, p->s->name);
 	va_start(ap, fmt);
 	vfprintf(o->err, fmt, ap);
 	va_end(ap);
@@ -157,10 +178,9 @@ struct tok {
 
 /*
  * Parse one tag line [p, e) (no newline). Returns 0 and fills *t, or
- * prints why the line is malformed and returns -1.
+ * reports why the line is malformed and returns -1.
  */
-static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
-		     size_t lineno, char *p, char *e, struct ai_tag *t)
+static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 {
 	struct tok tk[MAX_TOKS];
 	size_t nt = 0, i;
@@ -174,11 +194,11 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 		unsigned char b = *c;
 
 		if (b == '\0') {
-			msg(s, o, lineno, "NUL byte at column %zu", (size_t)(c - p) + 1);
+			problem(ps, MALFORMED, "NUL byte at column %zu", (size_t)(c - p) + 1);
 			return -1;
 		}
 		if ((b < 0x20 && b != '\t') || b >= 0x7f) {
-			msg(s, o, lineno, "%s byte 0x%02x at column %zu",
+			problem(ps, MALFORMED, "%s byte 0x%02x at column %zu",
 			    b >= 0x80 ? "non-ASCII" : "control", b,
 			    (size_t)(c - p) + 1);
 			return -1;
@@ -190,7 +210,7 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 		if (c == e)
 			break;
 		if (nt == MAX_TOKS) {
-			msg(s, o, lineno, "too many fields (more than %d)", MAX_TOKS);
+			problem(ps, MALFORMED, "too many fields (more than %d)", MAX_TOKS);
 			return -1;
 		}
 		tk[nt].p = c;
@@ -201,7 +221,7 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 
 	memset(t, 0, sizeof(*t));
 	t->module = t->extra = "";
-	t->lineno = lineno > UINT32_MAX ? UINT32_MAX : lineno;
+	t->lineno = ps->lineno > UINT32_MAX ? UINT32_MAX : ps->lineno;
 	t->nlines = 1;
 
 	/* bytes: %lli */
@@ -212,12 +232,12 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 	}
 	r = dec_u64(c, tk[0].e, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX, &u);
 	if (r == -2) {
-		msg(s, o, lineno, "bytes '%s' do not fit in a signed 64-bit integer",
+		problem(ps, MALFORMED, "bytes '%s' do not fit in a signed 64-bit integer",
 		    quote(tk[0].p, tk[0].e, q, sizeof(q)));
 		return -1;
 	}
 	if (r) {
-		msg(s, o, lineno, "expected a byte count, found '%s'",
+		problem(ps, MALFORMED, "expected a byte count, found '%s'",
 		    quote(tk[0].p, tk[0].e, q, sizeof(q)));
 		return -1;
 	}
@@ -225,24 +245,24 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 
 	/* calls: %llu */
 	if (nt < 2) {
-		msg(s, o, lineno, "truncated line: no call count after the byte count");
+		problem(ps, MALFORMED, "truncated line: no call count after the byte count");
 		return -1;
 	}
 	r = dec_u64(tk[1].p, tk[1].e, UINT64_MAX, &t->calls);
 	if (r == -2) {
-		msg(s, o, lineno, "calls '%s' do not fit in an unsigned 64-bit integer",
+		problem(ps, MALFORMED, "calls '%s' do not fit in an unsigned 64-bit integer",
 		    quote(tk[1].p, tk[1].e, q, sizeof(q)));
 		return -1;
 	}
 	if (r) {
-		msg(s, o, lineno, "expected a call count, found '%s'",
+		problem(ps, MALFORMED, "expected a call count, found '%s'",
 		    quote(tk[1].p, tk[1].e, q, sizeof(q)));
 		return -1;
 	}
 
 	/* file:line */
 	if (nt < 3) {
-		msg(s, o, lineno, "truncated line: no file:line after the call count");
+		problem(ps, MALFORMED, "truncated line: no file:line after the call count");
 		return -1;
 	}
 	colon = NULL;
@@ -250,13 +270,13 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 		if (*c == ':')
 			colon = c;
 	if (!colon || colon == tk[2].p) {
-		msg(s, o, lineno, "expected file:line, found '%s'",
+		problem(ps, MALFORMED, "expected file:line, found '%s'",
 		    quote(tk[2].p, tk[2].e, q, sizeof(q)));
 		return -1;
 	}
 	r = dec_u64(colon + 1, tk[2].e, UINT32_MAX, &u);
 	if (r) {
-		msg(s, o, lineno, "bad line number in '%s'",
+		problem(ps, MALFORMED, "bad line number in '%s'",
 		    quote(tk[2].p, tk[2].e, q, sizeof(q)));
 		return -1;
 	}
@@ -273,8 +293,7 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 			for (c = a; c < b && *c != ':'; c++)
 				;
 			if (c == a || c == b) {
-				msg(s, o, lineno,
-				    "expected key:value after func:, found '%s'",
+				problem(ps, MALFORMED, "expected key:value after func:, found '%s'",
 				    quote(a, b, q, sizeof(q)));
 				return -1;
 			}
@@ -296,13 +315,13 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 				*tk[nt - 1].e = '\0';
 			}
 		} else {
-			msg(s, o, lineno, "expected [module] or func:name, found '%s'",
+			problem(ps, MALFORMED, "expected [module] or func:name, found '%s'",
 			    quote(a, b, q, sizeof(q)));
 			return -1;
 		}
 	}
 	if (!t->func) {
-		msg(s, o, lineno, "truncated line: no func:name");
+		problem(ps, MALFORMED, "truncated line: no func:name");
 		return -1;
 	}
 	/* the string ends that were not cut above */
@@ -312,9 +331,9 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 	return 0;
 }
 
-static void parse_header(struct ai_snap *s, const struct ai_parse_opts *o,
-			 size_t lineno, char *p, char *e)
+static void parse_header(struct parser *ps, char *p, char *e)
 {
+	struct ai_snap *s = ps->s;
 	char *v = p + strlen(HEADER), *ve;
 	char q[64];
 
@@ -325,131 +344,16 @@ static void parse_header(struct ai_snap *s, const struct ai_parse_opts *o,
 		ve++;
 	s->has_header = 1;
 	if (ve == v || !is_digit(*v) || ve - v >= (long)sizeof(s->version)) {
-		msg(s, o, lineno, "unreadable version '%s' in the header, assuming 1.0",
-		    quote(v, e, q, sizeof(q)));
-		s->warnings++;
+		problem(ps, WARNING, "unreadable version '%s' in the header, assuming 1.0",
+			quote(v, e, q, sizeof(q)));
 		return;
 	}
 	memcpy(s->version, v, ve - v);
 	s->version[ve - v] = '\0';
 	if (strtoul(s->version, NULL, 10) > 2) {
-		msg(s, o, lineno, "format version %s is newer than this tool knows (2.0)",
-		    s->version);
-		s->warnings++;
+		problem(ps, WARNING, "format version %s is newer than this tool knows (2.0)",
+			s->version);
 	}
-}
-
-void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
-		     const struct ai_parse_opts *o)
-{
-	char *p = buf, *end = buf + len;
-	size_t lineno = 0;
-
-	s->buf = buf;
-	s->len = len;
-	strcpy(s->version, "1.0");
-	if (!s->name)
-		s->name = "(input)";
-	if (len == 0) {
-		msg(s, o, 0, "empty input: no header and no tags");
-		s->warnings++;
-	}
-
-	while (p < end) {
-		char *nl = memchr(p, '\n', end - p);
-		char *e = nl ? nl : end;
-		struct ai_tag t;
-
-		lineno++;
-		if (e > p && e[-1] == '\r')
-			e--;
-		*e = '\0';
-		/*
-		 * The header is usually line 1, but 'sort -g -r' of a capture
-		 * moves it: it is taken wherever it is. A second one means two
-		 * captures were concatenated.
-		 */
-		if ((size_t)(e - p) >= strlen(HEADER) &&
-		    !memcmp(p, HEADER, strlen(HEADER))) {
-			if (!s->has_header) {
-				parse_header(s, o, lineno, p, e);
-			} else {
-				msg(s, o, lineno, "a second header line: two captures in one input?");
-				s->skipped++;
-			}
-			goto next;
-		}
-		if (*p == '#')
-			goto next;
-		{
-			char *c = p;
-
-			while (c < e && is_sp(*c))
-				c++;
-			if (c == e)
-				goto next; /* blank */
-		}
-		/*
-		 * The kernel ends every line with " \n": a last line with
-		 * neither was cut short (a partial read or copy).
-		 */
-		if (!nl && e[-1] != ' ') {
-			msg(s, o, lineno, "truncated last line: no newline and no trailing space");
-			s->skipped++;
-			goto next;
-		}
-		if (parse_tag(s, o, lineno, p, e, &t) == 0)
-			add_tag(s, &t);
-		else
-			s->skipped++;
-next:
-		p = nl ? nl + 1 : end;
-	}
-	s->nlines = lineno;
-	if (len && !s->has_header) {
-		msg(s, o, 0, "no 'allocinfo - version:' header, assuming format 1.0");
-		s->warnings++;
-	}
-	if (!o->keep_dups)
-		ai_merge_dups(s, o);
-}
-
-uint64_t ai_tag_hash(const struct ai_tag *t)
-{
-	const char *strs[3] = { t->file, t->module, t->func };
-	uint64_t h = 1469598103934665603ULL ^ t->line;
-	int i;
-
-	for (i = 0; i < 3; i++) {
-		const unsigned char *c = (const unsigned char *)strs[i];
-
-		for (; *c; c++)
-			h = (h ^ *c) * 1099511628211ULL;
-		h = (h ^ 0xff) * 1099511628211ULL;
-	}
-	return h ^ (h >> 29);
-}
-
-int ai_tag_same(const struct ai_tag *a, const struct ai_tag *b)
-{
-	return a->line == b->line && !strcmp(a->file, b->file) &&
-	       !strcmp(a->func, b->func) && !strcmp(a->module, b->module);
-}
-
-void ai_hmap_init(struct ai_hmap *m, size_t n)
-{
-	size_t cap = 16;
-
-	while (cap < n * 2)
-		cap *= 2;
-	m->slot = xcalloc(cap, sizeof(*m->slot));
-	m->mask = cap - 1;
-}
-
-void ai_hmap_free(struct ai_hmap *m)
-{
-	free(m->slot);
-	m->slot = NULL;
 }
 
 /* The next key:value pair of an extra string: [*k, *v) key, [*v+1, *e) value. */
@@ -525,8 +429,9 @@ static void merge_extra(struct ai_snap *s, struct ai_tag *d,
 }
 
 /* Sum the lines that share file, line, module and func. */
-void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o)
+static void merge_dups(struct parser *ps)
 {
+	struct ai_snap *s = ps->s;
 	struct ai_hmap m;
 	size_t i, n = 0;
 
@@ -548,18 +453,18 @@ void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o)
 			if (__builtin_add_overflow(d->bytes, t->bytes, &d->bytes)) {
 				d->bytes = t->bytes < 0 ? INT64_MIN : INT64_MAX;
 				d->flags |= AI_F_SATURATED;
-				msg(s, o, t->lineno,
-				    "the sum of the bytes of %s:%u func:%s overflows; clamped",
-				    t->file, t->line, t->func);
-				s->warnings++;
+				ps->lineno = t->lineno;
+				problem(ps, WARNING,
+					"the sum of the bytes of %s:%u func:%s overflows; clamped",
+					t->file, t->line, t->func);
 			}
 			if (__builtin_add_overflow(d->calls, t->calls, &d->calls)) {
 				d->calls = UINT64_MAX;
 				d->flags |= AI_F_SATURATED;
-				msg(s, o, t->lineno,
-				    "the sum of the calls of %s:%u func:%s overflows; clamped",
-				    t->file, t->line, t->func);
-				s->warnings++;
+				ps->lineno = t->lineno;
+				problem(ps, WARNING,
+					"the sum of the calls of %s:%u func:%s overflows; clamped",
+					t->file, t->line, t->func);
 			}
 			merge_extra(s, d, t);
 			d->flags |= t->flags & AI_F_INACCURATE;
@@ -571,6 +476,77 @@ void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o)
 	}
 	s->ntags = n;
 	ai_hmap_free(&m);
+}
+
+void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
+		     const struct ai_parse_opts *o)
+{
+	struct parser ps = { .s = s, .o = o };
+	char *p = buf, *end = buf + len;
+
+	s->buf = buf;
+	s->len = len;
+	strcpy(s->version, "1.0");
+	if (!s->name)
+		s->name = "(input)";
+	if (len == 0) {
+		problem(&ps, WARNING, "empty input: no header and no tags");
+	}
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p);
+		char *e = nl ? nl : end;
+		struct ai_tag t;
+
+		ps.lineno++;
+		if (e > p && e[-1] == '\r')
+			e--;
+		*e = '\0';
+		/*
+		 * The header is usually line 1, but 'sort -g -r' of a capture
+		 * moves it: it is taken wherever it is. A second one means two
+		 * captures were concatenated.
+		 */
+		if ((size_t)(e - p) >= strlen(HEADER) &&
+		    !memcmp(p, HEADER, strlen(HEADER))) {
+			if (!s->has_header) {
+				parse_header(&ps, p, e);
+			} else {
+				problem(&ps, MALFORMED,
+					"a second header line: two captures in one input?");
+			}
+			goto next;
+		}
+		if (*p == '#')
+			goto next;
+		{
+			char *c = p;
+
+			while (c < e && is_sp(*c))
+				c++;
+			if (c == e)
+				goto next; /* blank */
+		}
+		/*
+		 * The kernel ends every line with " \n": a last line with
+		 * neither was cut short (a partial read or copy).
+		 */
+		if (!nl && e[-1] != ' ') {
+			problem(&ps, MALFORMED,
+				"truncated last line: no newline and no trailing space");
+			goto next;
+		}
+		if (parse_tag(&ps, p, e, &t) == 0)
+			add_tag(s, &t);
+next:
+		p = nl ? nl + 1 : end;
+	}
+	s->nlines = ps.lineno;
+	ps.lineno = 0;
+	if (len && !s->has_header)
+		problem(&ps, WARNING, "no 'allocinfo - version:' header, assuming format 1.0");
+	if (!o->keep_dups)
+		merge_dups(&ps);
 }
 
 int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o)
@@ -613,16 +589,3 @@ void ai_snap_free(struct ai_snap *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int ai_tag_cmp_name(const struct ai_tag *a, const struct ai_tag *b)
-{
-	int r = strcmp(a->file, b->file);
-
-	if (r)
-		return r;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	r = strcmp(a->module, b->module);
-	if (r)
-		return r;
-	return strcmp(a->func, b->func);
-}

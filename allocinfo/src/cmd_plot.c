@@ -29,7 +29,7 @@ int cmd_plot(int argc, char **argv)
 #include <cairo-svg.h>
 #include <sqlite3.h>
 
-#include "db.h"
+#include "store.h"
 
 static const char plot_help[] =
 "usage: allocinfo plot -d DB -o FILE [OPTIONS]\n"
