@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * plot: a line chart of the largest tags over time, drawn with cairo
- * (PNG or SVG). Built without cairo (AI_NO_PLOT, the static build), the
- * command only says it is missing.
+ * (PNG or SVG). It is built into its own program, allocinfo-plot (with
+ * plot_main.c), so that allocinfo itself links no graphics library:
+ * 'allocinfo plot' runs allocinfo-plot.
  */
 #include <getopt.h>
 #include <math.h>
@@ -13,17 +14,6 @@
 #include "allocinfo.h"
 #include "cli.h"
 
-#ifdef AI_NO_PLOT
-
-int cmd_plot(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	ai_warn("plot: not in this build (built without cairo, e.g. the static build); use the host build");
-	return AI_EXIT_FATAL;
-}
-
-#else
 
 #include <cairo.h>
 #include <cairo-svg.h>
@@ -529,5 +519,3 @@ int cmd_plot(int argc, char **argv)
 	sqlite3_close(db);
 	return 0;
 }
-
-#endif

@@ -170,6 +170,26 @@ want=$(awk 'NR > 2 { print $1, $3 }' "$s" | sort -k1,1nr | head -n 5 | awk '{ pr
 got=$("$BIN" export -n 5 -f "$s" | sed -n 's/^allocinfo_bytes{file="\([^"]*\)",line="\([0-9]*\)".*/\1:\2/p' | sort)
 check "export -n 5: the 5 largest tags" "$want" "$got"
 
+# the reading commands carry no graphics: plot is a separate program
+PLOT=$(dirname "$BIN")/$(basename "$BIN" | sed 's/^allocinfo/allocinfo-plot/')
+if command -v ldd > /dev/null && ldd "$BIN" > /dev/null 2>&1; then
+	[ -x "$PLOT" ] && ok "allocinfo-plot is built next to allocinfo" || nok "allocinfo-plot is built next to allocinfo ($PLOT)"
+	check "ldd allocinfo: no cairo, X11, xcb, fontconfig, freetype or pixman" "" \
+		"$(ldd "$BIN" | grep -E 'libcairo|libX|libxcb|libfontconfig|libfreetype|libpixman|libpng' | awk '{ print $1 }' | tr '\n' ' ')"
+	ldd "$PLOT" | grep -q libcairo && ok "ldd allocinfo-plot: cairo is there" || nok "ldd allocinfo-plot: cairo is there"
+	out=$(LD_DEBUG=libs "$BIN" top -n 1 -f "$s" 2>&1 > /dev/null | grep -cE 'calling init: .*(libcairo|libX11|libfontconfig)')
+	check "allocinfo top loads none of them at run time (LD_DEBUG)" 0 "$out"
+	"$BIN" plot --help | grep -q '^usage: allocinfo plot' && ok "allocinfo plot runs allocinfo-plot" || nok "allocinfo plot runs allocinfo-plot"
+	mkdir -p "$W/alone" && cp "$BIN" "$W/alone/allocinfo"
+	PATH=/usr/bin:/bin "$W/alone/allocinfo" plot -d x.db -o x.png > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "allocinfo-plot" "$W/err"; then ok "without allocinfo-plot: plot exits 1 naming it"
+	else nok "without allocinfo-plot: plot exits 1 naming it" "exit $rc: $(cat "$W/err")"; fi
+	"$W/alone/allocinfo" --help | grep -q 'plot .*not installed' && ok "and --help says plot is not installed" || nok "and --help says plot is not installed"
+else
+	n=$((n + 1)); echo "ok $n - # SKIP ldd missing, or $BIN is not dynamic"
+fi
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
