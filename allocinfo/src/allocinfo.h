@@ -71,6 +71,8 @@ int ai_tag_cmp_name(const struct ai_tag *a, const struct ai_tag *b);
 uint64_t ai_tag_hash(const struct ai_tag *t);
 int ai_tag_same(const struct ai_tag *a, const struct ai_tag *b);
 const char *ai_module_name(const struct ai_tag *t);
+/* the group of a tag: by module, subsys (mm/, drivers/gpu/) or file */
+void ai_group_name(const struct ai_tag *t, const char *by, char *b, size_t n);
 /* key: size (or bytes), calls, name, input (input order); -1 for others */
 int ai_sort_tags(struct ai_tag **v, size_t n, const char *key);
 
@@ -93,6 +95,13 @@ void ai_fmt_tag(FILE *f, const struct ai_tag *t);
 enum ai_export_fmt { AI_EXPORT_PROM, AI_EXPORT_JSON, AI_EXPORT_CSV };
 void ai_export(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 	       size_t n, enum ai_export_fmt fmt);
+struct ai_prom_opts {
+	const char *by;		/* NULL or "tag": per tag; module, subsys, file */
+	uint64_t limit;		/* the N largest series, the rest in other; 0 = all */
+	int profiling;		/* /proc/sys/vm/mem_profiling: 1, 0; -1 = unknown */
+};
+void ai_export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
+		    size_t n, const struct ai_prom_opts *o);
 void ai_json_str(FILE *f, const char *s);
 void ai_json_strn(FILE *f, const char *s, size_t n);
 void ai_csv_str(FILE *f, const char *s);

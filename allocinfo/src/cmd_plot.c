@@ -78,25 +78,14 @@ static void text(cairo_t *cr, double x, double y, const char *s, double ax)
 	cairo_show_text(cr, s);
 }
 
-/* the group a tag is plotted in */
+/* the group a tag is plotted in: its name, or its module or subsystem */
 static void group_name(const struct ai_tag *t, const char *by, char *b, size_t n)
 {
-	const char *p = t->file, *e;
-
-	if (!strcmp(by, "module")) {
-		snprintf(b, n, "%s", ai_module_name(t));
-	} else if (!strcmp(by, "subsys")) {
-		while (*p == '/')
-			p++;
-		e = strchr(p, '/');
-		if (e && (!strncmp(p, "drivers/", 8) || !strncmp(p, "arch/", 5) ||
-			  !strncmp(p, "sound/", 6)) && strchr(e + 1, '/'))
-			e = strchr(e + 1, '/');
-		snprintf(b, n, "%.*s", e ? (int)(e - p + 1) : (int)strlen(p), p);
-	} else {
+	if (!strcmp(by, "tag"))
 		snprintf(b, n, "%s%s%s%s (%s:%u)", t->func, *t->module ? " [" : "",
 			 t->module, *t->module ? "]" : "", t->file, t->line);
-	}
+	else
+		ai_group_name(t, by, b, n);
 }
 
 int cmd_plot(int argc, char **argv)

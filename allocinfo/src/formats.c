@@ -3,6 +3,7 @@
  * The export formats: Prometheus text exposition format, JSON and CSV,
  * and the escaping each needs.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "allocinfo.h"
@@ -77,45 +78,237 @@ static void prom_labels(FILE *f, const struct ai_tag *t)
 	ai_prom_str(f, t->func);
 	fputs(",module=", f);
 	ai_prom_str(f, t->module);
-	fputc('}', f);
+	fprintf(f, ",accurate=\"%s\"}", t->flags & AI_F_INACCURATE ? "no" : "yes");
 }
 
-static void export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
-			size_t n)
+static void add_i64(int64_t *sum, int64_t v)
 {
-	long long total = 0;
-	size_t i, neg = 0;
+	if (__builtin_add_overflow(*sum, v, sum))
+		*sum = v < 0 ? INT64_MIN : INT64_MAX;
+}
 
-	fputs("# HELP allocinfo_bytes Bytes allocated and not yet freed, per allocation tag (/proc/allocinfo).\n"
-	      "# TYPE allocinfo_bytes gauge\n", f);
+static void add_u64(uint64_t *sum, uint64_t v)
+{
+	if (__builtin_add_overflow(*sum, v, sum))
+		*sum = UINT64_MAX;
+}
+
+/* one series of an aggregated export */
+struct pgroup {
+	char *name;
+	int64_t bytes, inaccurate;
+	uint64_t calls;
+	size_t tags;
+	size_t first;	/* input order of its first tag */
+};
+
+static int cmp_pgroup_size(const void *a, const void *b)
+{
+	const struct pgroup *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int cmp_pgroup_first(const void *a, const void *b)
+{
+	const struct pgroup *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static void help_type(FILE *f, const char *name, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
+/* tags summed by module, subsys or file, in input order of first tag */
+static struct pgroup *group_tags(struct ai_tag **tags, size_t n, const char *by,
+				 size_t *ng)
+{
+	struct pgroup *g = xcalloc(n + 1, sizeof(*g));
+	struct ai_hmap m;
+	size_t i, k, cnt = 0;
+	char b[4096];
+
+	ai_hmap_init(&m, n);
 	for (i = 0; i < n; i++) {
-		fputs("allocinfo_bytes", f);
-		prom_labels(f, tags[i]);
-		fprintf(f, " %lld\n", (long long)tags[i]->bytes);
-		if (__builtin_add_overflow(total, (long long)tags[i]->bytes, &total))
-			total = tags[i]->bytes < 0 ? INT64_MIN : INT64_MAX;
+		const struct ai_tag *t = tags[i];
+
+		ai_group_name(t, by, b, sizeof(b));
+		k = str_hash(b) & m.mask;
+		while (m.slot[k] && strcmp(g[m.slot[k] - 1].name, b))
+			k = (k + 1) & m.mask;
+		if (!m.slot[k]) {
+			g[cnt].name = xstrdup(b);
+			g[cnt].first = i;
+			m.slot[k] = ++cnt;
+		}
+		{
+			struct pgroup *x = &g[m.slot[k] - 1];
+
+			add_i64(&x->bytes, t->bytes);
+			add_u64(&x->calls, t->calls);
+			if (t->flags & AI_F_INACCURATE)
+				add_i64(&x->inaccurate, t->bytes);
+			x->tags++;
+		}
+	}
+	ai_hmap_free(&m);
+	*ng = cnt;
+	return g;
+}
+
+static int cmp_tag_size(const void *a, const void *b)
+{
+	const struct ai_tag *x = *(struct ai_tag *const *)a;
+	const struct ai_tag *y = *(struct ai_tag *const *)b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
+}
+
+static int cmp_tag_input(const void *a, const void *b)
+{
+	const struct ai_tag *x = *(struct ai_tag *const *)a;
+	const struct ai_tag *y = *(struct ai_tag *const *)b;
+
+	return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
+}
+
+/*
+ * Prometheus text format. Per tag (by NULL or "tag"): allocinfo_bytes and
+ * allocinfo_calls with labels file, line, func, module and accurate. By
+ * module, subsys or file: allocinfo_BY_bytes, _calls, _inaccurate_bytes
+ * and _tags with one label, BY, and no line (which changes with every
+ * kernel build). With a limit, the largest series are written and the
+ * rest is summed in allocinfo_other_bytes and allocinfo_other_calls.
+ * Every metric is a gauge: none is named _total.
+ */
+void ai_export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
+		    size_t n, const struct ai_prom_opts *o)
+{
+	int64_t total = 0, other = 0;
+	uint64_t calls = 0, ocalls = 0;
+	size_t i, neg = 0, inacc = 0, keep = n;
+	const char *by = o->by && strcmp(o->by, "tag") ? o->by : NULL;
+	char name[64], help[160];
+
+	for (i = 0; i < n; i++) {
+		add_i64(&total, tags[i]->bytes);
+		add_u64(&calls, tags[i]->calls);
 		neg += tags[i]->bytes < 0;
+		inacc += !!(tags[i]->flags & AI_F_INACCURATE);
 	}
-	fputs("# HELP allocinfo_calls Allocations not yet freed, per allocation tag (/proc/allocinfo).\n"
-	      "# TYPE allocinfo_calls gauge\n", f);
-	for (i = 0; i < n; i++) {
-		fputs("allocinfo_calls", f);
-		prom_labels(f, tags[i]);
-		fprintf(f, " %llu\n", (unsigned long long)tags[i]->calls);
+	if (!by) {
+		struct ai_tag **v = xmalloc((n + 1) * sizeof(*v));
+
+		memcpy(v, tags, n * sizeof(*v));
+		if (o->limit && o->limit < n) {
+			qsort(v, n, sizeof(*v), cmp_tag_size);
+			keep = o->limit;
+			for (i = keep; i < n; i++) {
+				add_i64(&other, v[i]->bytes);
+				add_u64(&ocalls, v[i]->calls);
+			}
+			qsort(v, keep, sizeof(*v), cmp_tag_input);
+		}
+		help_type(f, "allocinfo_bytes",
+			  "Bytes allocated and not yet freed, per allocation tag (/proc/allocinfo).");
+		for (i = 0; i < keep; i++) {
+			fputs("allocinfo_bytes", f);
+			prom_labels(f, v[i]);
+			fprintf(f, " %lld\n", (long long)v[i]->bytes);
+		}
+		help_type(f, "allocinfo_calls",
+			  "Allocations not yet freed, per allocation tag (/proc/allocinfo).");
+		for (i = 0; i < keep; i++) {
+			fputs("allocinfo_calls", f);
+			prom_labels(f, v[i]);
+			fprintf(f, " %llu\n", (unsigned long long)v[i]->calls);
+		}
+		free(v);
+	} else {
+		size_t ng;
+		struct pgroup *g = group_tags(tags, n, by, &ng);
+		static const char *const what[] = { "bytes", "calls", "inaccurate_bytes", "tags" };
+		static const char *const helps[] = {
+			"Bytes allocated and not yet freed, summed by %s (/proc/allocinfo).",
+			"Allocations not yet freed, summed by %s (/proc/allocinfo).",
+			"Bytes of allocinfo_%s_bytes counted by tags marked accurate:no.",
+			"Allocation tags summed into each allocinfo_%s_bytes series.",
+		};
+		size_t w;
+
+		keep = ng;
+		if (o->limit && o->limit < ng) {
+			qsort(g, ng, sizeof(*g), cmp_pgroup_size);
+			keep = o->limit;
+			for (i = keep; i < ng; i++) {
+				add_i64(&other, g[i].bytes);
+				add_u64(&ocalls, g[i].calls);
+			}
+			qsort(g, keep, sizeof(*g), cmp_pgroup_first);
+		}
+		for (w = 0; w < 4; w++) {
+			snprintf(name, sizeof(name), "allocinfo_%s_%s", by, what[w]);
+			snprintf(help, sizeof(help), helps[w], by);
+			help_type(f, name, help);
+			for (i = 0; i < keep; i++) {
+				fprintf(f, "%s{%s=", name, by);
+				ai_prom_str(f, g[i].name);
+				if (w == 0)
+					fprintf(f, "} %lld\n", (long long)g[i].bytes);
+				else if (w == 1)
+					fprintf(f, "} %llu\n", (unsigned long long)g[i].calls);
+				else if (w == 2)
+					fprintf(f, "} %lld\n", (long long)g[i].inaccurate);
+				else
+					fprintf(f, "} %zu\n", g[i].tags);
+			}
+		}
+		for (i = 0; i < ng; i++)
+			free(g[i].name);
+		free(g);
 	}
-	fprintf(f, "# HELP allocinfo_total_bytes Sum of allocinfo_bytes over the exported tags.\n"
-		"# TYPE allocinfo_total_bytes gauge\n"
-		"allocinfo_total_bytes %lld\n"
-		"# HELP allocinfo_tags Allocation tags exported.\n"
-		"# TYPE allocinfo_tags gauge\n"
-		"allocinfo_tags %zu\n"
-		"# HELP allocinfo_negative_tags Tags with negative bytes (broken kernel accounting).\n"
-		"# TYPE allocinfo_negative_tags gauge\n"
-		"allocinfo_negative_tags %zu\n"
-		"# HELP allocinfo_skipped_lines Malformed input lines that were left out.\n"
-		"# TYPE allocinfo_skipped_lines gauge\n"
-		"allocinfo_skipped_lines %zu\n",
-		total, n, neg, s->skipped);
+	help_type(f, "allocinfo_profile_bytes",
+		  "Bytes over all the tags that match the filters, those left out by -n included.");
+	fprintf(f, "allocinfo_profile_bytes %lld\n", (long long)total);
+	help_type(f, "allocinfo_profile_calls",
+		  "Allocations over all the tags that match the filters.");
+	fprintf(f, "allocinfo_profile_calls %llu\n", (unsigned long long)calls);
+	help_type(f, "allocinfo_other_bytes",
+		  "Bytes of the tags or groups left out by -n (0 without -n).");
+	fprintf(f, "allocinfo_other_bytes %lld\n", (long long)other);
+	help_type(f, "allocinfo_other_calls",
+		  "Allocations of the tags or groups left out by -n (0 without -n).");
+	fprintf(f, "allocinfo_other_calls %llu\n", (unsigned long long)ocalls);
+	help_type(f, "allocinfo_tags", "Allocation tags that match the filters.");
+	fprintf(f, "allocinfo_tags %zu\n", n);
+	help_type(f, "allocinfo_inaccurate_tags",
+		  "Tags marked accurate:no (format 2.0): their counters may be off.");
+	fprintf(f, "allocinfo_inaccurate_tags %zu\n", inacc);
+	help_type(f, "allocinfo_negative_tags",
+		  "Tags with negative bytes (broken kernel accounting).");
+	fprintf(f, "allocinfo_negative_tags %zu\n", neg);
+	help_type(f, "allocinfo_skipped_lines", "Malformed input lines that were left out.");
+	fprintf(f, "allocinfo_skipped_lines %zu\n", s->skipped);
+	if (o->profiling >= 0) {
+		help_type(f, "allocinfo_profiling_enabled",
+			  "1 when memory allocation profiling is on (/proc/sys/vm/mem_profiling), 0 when off.");
+		fprintf(f, "allocinfo_profiling_enabled %d\n", o->profiling);
+	}
 }
 
 /* the pairs of extra string x, in order: key [*k, *v), value (*v, *e) */
@@ -239,9 +432,12 @@ void ai_export(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 	       size_t n, enum ai_export_fmt fmt)
 {
 	switch (fmt) {
-	case AI_EXPORT_PROM:
-		export_prom(f, s, tags, n);
+	case AI_EXPORT_PROM: {
+		struct ai_prom_opts o = { .profiling = -1 };
+
+		ai_export_prom(f, s, tags, n, &o);
 		break;
+	}
 	case AI_EXPORT_JSON:
 		export_json(f, s, tags, n);
 		break;

@@ -138,3 +138,28 @@ const char *ai_module_name(const struct ai_tag *t)
 	return *t->module ? t->module : "vmlinux";
 }
 
+
+/*
+ * The group of a tag: by "module" its module (vmlinux for built-in
+ * code), by "file" its source file, by "subsys" the top-level directory
+ * of its file (mm/, fs/), one level further under drivers/, arch/ and
+ * sound/ (drivers/gpu/), as tree --by subsys sums.
+ */
+void ai_group_name(const struct ai_tag *t, const char *by, char *b, size_t n)
+{
+	const char *p = t->file, *e;
+
+	if (!strcmp(by, "module")) {
+		snprintf(b, n, "%s", ai_module_name(t));
+	} else if (!strcmp(by, "subsys")) {
+		while (*p == '/')
+			p++;
+		e = strchr(p, '/');
+		if (e && (!strncmp(p, "drivers/", 8) || !strncmp(p, "arch/", 5) ||
+			  !strncmp(p, "sound/", 6)) && strchr(e + 1, '/'))
+			e = strchr(e + 1, '/');
+		snprintf(b, n, "%.*s", e ? (int)(e - p + 1) : (int)strlen(p), p);
+	} else {
+		snprintf(b, n, "%s", t->file);
+	}
+}

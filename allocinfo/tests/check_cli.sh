@@ -190,6 +190,22 @@ else
 	n=$((n + 1)); echo "ok $n - # SKIP ldd missing, or $BIN is not dynamic"
 fi
 
+# export -n N (per tag): the kept series and allocinfo_other_bytes add up to the profile
+out=$("$BIN" export -n 7 -f "$s")
+check "export -n 7: kept + other = every tag's bytes ($(awk 'NR > 2 { s += $1 } END { print s }' "$s"))" \
+	"$(awk 'NR > 2 { s += $1 } END { print s }' "$s")" \
+	"$(printf '%s\n' "$out" | awk '/^allocinfo_bytes\{/ || /^allocinfo_other_bytes / { s += $NF } END { print s }')"
+check "export: no metric ends in _total (they are all gauges)" "" "$("$BIN" export -f "$s" --by module | grep -E '^# TYPE' | awk '$3 ~ /_total$/ || $4 != "gauge"')"
+# allocinfo_profiling_enabled, from /proc/sys/vm/mem_profiling (or $ALLOCINFO_MEM_PROFILING)
+for v in 0 1; do
+	echo $v > "$W/mp"
+	check "export: mem_profiling $v gives allocinfo_profiling_enabled $v" "allocinfo_profiling_enabled $v" \
+		"$(ALLOCINFO_MEM_PROFILING=$W/mp "$BIN" export -f "$s" | grep '^allocinfo_profiling_enabled')"
+done
+check "export of a capture: no allocinfo_profiling_enabled" "" "$("$BIN" export -f "$s" | grep '^allocinfo_profiling_enabled')"
+"$BIN" export -F json --by module -f "$s" > /dev/null 2>&1
+check "export -F json --by module is a usage error" 2 $?
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
