@@ -96,7 +96,8 @@ enum ai_export_fmt { AI_EXPORT_PROM, AI_EXPORT_JSON, AI_EXPORT_CSV };
 void ai_export(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 	       size_t n, enum ai_export_fmt fmt);
 struct ai_prom_opts {
-	const char *by;		/* NULL or "tag": per tag; module, subsys, file */
+	const char *by[4];	/* tag, module, subsys, file; none: tag */
+	size_t nby;
 	uint64_t limit;		/* the N largest series, the rest in other; 0 = all */
 	int profiling;		/* /proc/sys/vm/mem_profiling: 1, 0; -1 = unknown */
 };

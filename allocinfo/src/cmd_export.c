@@ -22,14 +22,16 @@ static const char export_help[] =
 "      --by KEY       prometheus: tag (default), or sums by module, subsys\n"
 "                     or file: allocinfo_KEY_bytes, _calls,\n"
 "                     _inaccurate_bytes and _tags with one label, KEY, and\n"
-"                     no line label (it changes with every kernel build)\n"
+"                     no line label (it changes with every kernel build);\n"
+"                     several --by write several families in one file\n"
 "  -f, --input FILE   read FILE ('-' for stdin); default /proc/allocinfo\n"
 "  -o, --output FILE  write to FILE atomically, as the textfile collector\n"
 "                     wants: a unique FILE.XXXXXX, synced, then renamed\n"
 "                     (removed on failure); default stdout\n"
 "  -n N               only the N largest tags (--by: groups), written in\n"
 "                     input order; prometheus sums the rest in\n"
-"                     allocinfo_other_bytes and allocinfo_other_calls\n"
+"                     allocinfo_other_bytes and _calls (per tag) or\n"
+"                     allocinfo_KEY_other_bytes and _calls (--by KEY)\n"
 "  -k, --keep-dups    json and csv: repeated file:line func lines apart\n"
 "  -m, --min SIZE     only tags holding at least SIZE\n"
 "      --module GLOB, --path GLOB, --func GLOB\n"
@@ -84,7 +86,8 @@ int cmd_export(int argc, char **argv)
 	};
 	struct ai_common co = { 0 };
 	enum ai_export_fmt fmt = AI_EXPORT_PROM;
-	const char *out = NULL, *by = NULL;
+	const char *out = NULL;
+	struct ai_prom_opts po = { .nby = 0 };
 	struct ai_snap s;
 	struct ai_tag **v;
 	char *tmp = NULL;
@@ -107,11 +110,16 @@ int cmd_export(int argc, char **argv)
 		} else if (c == 'o') {
 			out = optarg;
 		} else if (c == OPT_BY) {
-			by = optarg;
-			if (strcmp(by, "tag") && strcmp(by, "module") &&
-			    strcmp(by, "subsys") && strcmp(by, "file"))
+			size_t i;
+
+			if (strcmp(optarg, "tag") && strcmp(optarg, "module") &&
+			    strcmp(optarg, "subsys") && strcmp(optarg, "file"))
 				ai_usage_err("export: --by wants tag, module, subsys or file, not '%s'",
-					     by);
+					     optarg);
+			for (i = 0; i < po.nby; i++)
+				if (!strcmp(po.by[i], optarg))
+					ai_usage_err("export: --by %s given twice", optarg);
+			po.by[po.nby++] = optarg;
 		} else if (c == 'h') {
 			ai_help(export_help);
 		} else {
@@ -123,7 +131,7 @@ int cmd_export(int argc, char **argv)
 	ai_only(&co, CO_ALL & ~(CO_EXACT | CO_NOHDR), "export");
 	if (fmt == AI_EXPORT_PROM && co.keep_dups)
 		ai_not_here("-k/--keep-dups", "export --format prometheus (one series per tag)");
-	if (fmt != AI_EXPORT_PROM && by)
+	if (fmt != AI_EXPORT_PROM && po.nby)
 		ai_not_here("--by", "export --format json or csv (Prometheus only)");
 	ai_load_or_die(&s, co.input, &co);
 	v = ai_select(&s, &co, &n);
@@ -136,11 +144,8 @@ int cmd_export(int argc, char **argv)
 	if (out && strcmp(out, "-"))
 		f = ai_atomic_open(out, &tmp);
 	if (fmt == AI_EXPORT_PROM) {
-		struct ai_prom_opts po = {
-			.by = by, .limit = co.limit,
-			.profiling = profiling_state(co.input),
-		};
-
+		po.limit = co.limit;
+		po.profiling = profiling_state(co.input);
 		ai_export_prom(f, &s, v, n, &po);
 	} else {
 		ai_export(f, &s, v, n, fmt);

@@ -196,14 +196,121 @@ static int cmp_tag_input(const void *a, const void *b)
  * rest is summed in allocinfo_other_bytes and allocinfo_other_calls.
  * Every metric is a gauge: none is named _total.
  */
+/* the series of one tag, the N largest, the rest summed in other */
+static void prom_tags(FILE *f, struct ai_tag **tags, size_t n, uint64_t limit)
+{
+	struct ai_tag **v = xmalloc((n + 1) * sizeof(*v));
+	int64_t other = 0;
+	uint64_t ocalls = 0;
+	size_t i, keep = n;
+
+	memcpy(v, tags, n * sizeof(*v));
+	if (limit && limit < n) {
+		qsort(v, n, sizeof(*v), cmp_tag_size);
+		keep = limit;
+		for (i = keep; i < n; i++) {
+			add_i64(&other, v[i]->bytes);
+			add_u64(&ocalls, v[i]->calls);
+		}
+		qsort(v, keep, sizeof(*v), cmp_tag_input);
+	}
+	help_type(f, "allocinfo_bytes",
+		  "Bytes allocated and not yet freed, per allocation tag (/proc/allocinfo).");
+	for (i = 0; i < keep; i++) {
+		fputs("allocinfo_bytes", f);
+		prom_labels(f, v[i]);
+		fprintf(f, " %lld\n", (long long)v[i]->bytes);
+	}
+	help_type(f, "allocinfo_calls",
+		  "Allocations not yet freed, per allocation tag (/proc/allocinfo).");
+	for (i = 0; i < keep; i++) {
+		fputs("allocinfo_calls", f);
+		prom_labels(f, v[i]);
+		fprintf(f, " %llu\n", (unsigned long long)v[i]->calls);
+	}
+	help_type(f, "allocinfo_other_bytes",
+		  "Bytes of the tags that -n left out of allocinfo_bytes (0 without -n).");
+	fprintf(f, "allocinfo_other_bytes %lld\n", (long long)other);
+	help_type(f, "allocinfo_other_calls",
+		  "Allocations of the tags that -n left out of allocinfo_calls (0 without -n).");
+	fprintf(f, "allocinfo_other_calls %llu\n", (unsigned long long)ocalls);
+	free(v);
+}
+
+/* the series of the groups by module, subsys or file, as for tags */
+static void prom_groups(FILE *f, struct ai_tag **tags, size_t n, const char *by,
+			uint64_t limit)
+{
+	static const char *const what[] = { "bytes", "calls", "inaccurate_bytes", "tags" };
+	static const char *const helps[] = {
+		"Bytes allocated and not yet freed, summed by %s (/proc/allocinfo).",
+		"Allocations not yet freed, summed by %s (/proc/allocinfo).",
+		"Bytes of allocinfo_%s_bytes counted by tags marked accurate:no.",
+		"Allocation tags summed into each allocinfo_%s_bytes series.",
+	};
+	size_t ng, i, w, keep;
+	struct pgroup *g = group_tags(tags, n, by, &ng);
+	int64_t other = 0;
+	uint64_t ocalls = 0;
+	char name[64], help[160];
+
+	keep = ng;
+	if (limit && limit < ng) {
+		qsort(g, ng, sizeof(*g), cmp_pgroup_size);
+		keep = limit;
+		for (i = keep; i < ng; i++) {
+			add_i64(&other, g[i].bytes);
+			add_u64(&ocalls, g[i].calls);
+		}
+		qsort(g, keep, sizeof(*g), cmp_pgroup_first);
+	}
+	for (w = 0; w < 4; w++) {
+		snprintf(name, sizeof(name), "allocinfo_%s_%s", by, what[w]);
+		snprintf(help, sizeof(help), helps[w], by);
+		help_type(f, name, help);
+		for (i = 0; i < keep; i++) {
+			fprintf(f, "%s{%s=", name, by);
+			ai_prom_str(f, g[i].name);
+			if (w == 0)
+				fprintf(f, "} %lld\n", (long long)g[i].bytes);
+			else if (w == 1)
+				fprintf(f, "} %llu\n", (unsigned long long)g[i].calls);
+			else if (w == 2)
+				fprintf(f, "} %lld\n", (long long)g[i].inaccurate);
+			else
+				fprintf(f, "} %zu\n", g[i].tags);
+		}
+	}
+	snprintf(name, sizeof(name), "allocinfo_%s_other_bytes", by);
+	snprintf(help, sizeof(help), "Bytes of the groups that -n left out of allocinfo_%s_bytes (0 without -n).", by);
+	help_type(f, name, help);
+	fprintf(f, "%s %lld\n", name, (long long)other);
+	snprintf(name, sizeof(name), "allocinfo_%s_other_calls", by);
+	snprintf(help, sizeof(help), "Allocations of the groups that -n left out of allocinfo_%s_calls (0 without -n).", by);
+	help_type(f, name, help);
+	fprintf(f, "%s %llu\n", name, (unsigned long long)ocalls);
+	for (i = 0; i < ng; i++)
+		free(g[i].name);
+	free(g);
+}
+
+/*
+ * Prometheus text format. Per tag ("tag", the default): allocinfo_bytes
+ * and allocinfo_calls with labels file, line, func, module and accurate.
+ * By module, subsys or file: allocinfo_BY_bytes, _calls,
+ * _inaccurate_bytes and _tags with one label, BY, and no line (which
+ * changes with every kernel build). Several may be asked for at once: one
+ * file for the textfile collector, whose metric names must not repeat.
+ * With a limit, each family keeps its largest series and sums the rest in
+ * its _other_bytes and _other_calls. The unlabelled sums come once.
+ * Every metric is a gauge: none is named _total.
+ */
 void ai_export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 		    size_t n, const struct ai_prom_opts *o)
 {
-	int64_t total = 0, other = 0;
-	uint64_t calls = 0, ocalls = 0;
-	size_t i, neg = 0, inacc = 0, keep = n;
-	const char *by = o->by && strcmp(o->by, "tag") ? o->by : NULL;
-	char name[64], help[160];
+	int64_t total = 0;
+	uint64_t calls = 0;
+	size_t i, neg = 0, inacc = 0;
 
 	for (i = 0; i < n; i++) {
 		add_i64(&total, tags[i]->bytes);
@@ -211,76 +318,13 @@ void ai_export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 		neg += tags[i]->bytes < 0;
 		inacc += !!(tags[i]->flags & AI_F_INACCURATE);
 	}
-	if (!by) {
-		struct ai_tag **v = xmalloc((n + 1) * sizeof(*v));
-
-		memcpy(v, tags, n * sizeof(*v));
-		if (o->limit && o->limit < n) {
-			qsort(v, n, sizeof(*v), cmp_tag_size);
-			keep = o->limit;
-			for (i = keep; i < n; i++) {
-				add_i64(&other, v[i]->bytes);
-				add_u64(&ocalls, v[i]->calls);
-			}
-			qsort(v, keep, sizeof(*v), cmp_tag_input);
-		}
-		help_type(f, "allocinfo_bytes",
-			  "Bytes allocated and not yet freed, per allocation tag (/proc/allocinfo).");
-		for (i = 0; i < keep; i++) {
-			fputs("allocinfo_bytes", f);
-			prom_labels(f, v[i]);
-			fprintf(f, " %lld\n", (long long)v[i]->bytes);
-		}
-		help_type(f, "allocinfo_calls",
-			  "Allocations not yet freed, per allocation tag (/proc/allocinfo).");
-		for (i = 0; i < keep; i++) {
-			fputs("allocinfo_calls", f);
-			prom_labels(f, v[i]);
-			fprintf(f, " %llu\n", (unsigned long long)v[i]->calls);
-		}
-		free(v);
-	} else {
-		size_t ng;
-		struct pgroup *g = group_tags(tags, n, by, &ng);
-		static const char *const what[] = { "bytes", "calls", "inaccurate_bytes", "tags" };
-		static const char *const helps[] = {
-			"Bytes allocated and not yet freed, summed by %s (/proc/allocinfo).",
-			"Allocations not yet freed, summed by %s (/proc/allocinfo).",
-			"Bytes of allocinfo_%s_bytes counted by tags marked accurate:no.",
-			"Allocation tags summed into each allocinfo_%s_bytes series.",
-		};
-		size_t w;
-
-		keep = ng;
-		if (o->limit && o->limit < ng) {
-			qsort(g, ng, sizeof(*g), cmp_pgroup_size);
-			keep = o->limit;
-			for (i = keep; i < ng; i++) {
-				add_i64(&other, g[i].bytes);
-				add_u64(&ocalls, g[i].calls);
-			}
-			qsort(g, keep, sizeof(*g), cmp_pgroup_first);
-		}
-		for (w = 0; w < 4; w++) {
-			snprintf(name, sizeof(name), "allocinfo_%s_%s", by, what[w]);
-			snprintf(help, sizeof(help), helps[w], by);
-			help_type(f, name, help);
-			for (i = 0; i < keep; i++) {
-				fprintf(f, "%s{%s=", name, by);
-				ai_prom_str(f, g[i].name);
-				if (w == 0)
-					fprintf(f, "} %lld\n", (long long)g[i].bytes);
-				else if (w == 1)
-					fprintf(f, "} %llu\n", (unsigned long long)g[i].calls);
-				else if (w == 2)
-					fprintf(f, "} %lld\n", (long long)g[i].inaccurate);
-				else
-					fprintf(f, "} %zu\n", g[i].tags);
-			}
-		}
-		for (i = 0; i < ng; i++)
-			free(g[i].name);
-		free(g);
+	if (!o->nby)
+		prom_tags(f, tags, n, o->limit);
+	for (i = 0; i < o->nby; i++) {
+		if (!strcmp(o->by[i], "tag"))
+			prom_tags(f, tags, n, o->limit);
+		else
+			prom_groups(f, tags, n, o->by[i], o->limit);
 	}
 	help_type(f, "allocinfo_profile_bytes",
 		  "Bytes over all the tags that match the filters, those left out by -n included.");
@@ -288,12 +332,6 @@ void ai_export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 	help_type(f, "allocinfo_profile_calls",
 		  "Allocations over all the tags that match the filters.");
 	fprintf(f, "allocinfo_profile_calls %llu\n", (unsigned long long)calls);
-	help_type(f, "allocinfo_other_bytes",
-		  "Bytes of the tags or groups left out by -n (0 without -n).");
-	fprintf(f, "allocinfo_other_bytes %lld\n", (long long)other);
-	help_type(f, "allocinfo_other_calls",
-		  "Allocations of the tags or groups left out by -n (0 without -n).");
-	fprintf(f, "allocinfo_other_calls %llu\n", (unsigned long long)ocalls);
 	help_type(f, "allocinfo_tags", "Allocation tags that match the filters.");
 	fprintf(f, "allocinfo_tags %zu\n", n);
 	help_type(f, "allocinfo_inaccurate_tags",
@@ -433,7 +471,7 @@ void ai_export(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 {
 	switch (fmt) {
 	case AI_EXPORT_PROM: {
-		struct ai_prom_opts o = { .profiling = -1 };
+		struct ai_prom_opts o = { .nby = 0, .profiling = -1 };
 
 		ai_export_prom(f, s, tags, n, &o);
 		break;

@@ -393,7 +393,7 @@ def check_sample(path):
            % (rel, by, len(want)), "want %s\ngot  %s\n%s" % (want, got, out[:1500]))
         total = clamp(sum(t["bytes"] for t in tags))
         ok(plain.get("allocinfo_profile_bytes") == total and plain.get("allocinfo_tags") == len(tags)
-           and plain.get("allocinfo_other_bytes") == 0,
+           and plain.get("allocinfo_%s_other_bytes" % by) == 0,
            "%s: export --by %s: profile bytes %d, %d tags, nothing in other" % (rel, by, total, len(tags)),
            str(plain))
         if len(want) > 2:
@@ -404,7 +404,7 @@ def check_sample(path):
             top = sorted(want, key=lambda k: (-want[k][0], first[k]))[:2]
             rc, out, _ = run(["export", "-q", "--by", by, "-n", "2", "-f", path])
             names = re.findall(r'^allocinfo_%s_bytes\{%s="((?:[^"\\]|\\.)*)"\}' % (by, by), out, re.M)
-            other = re.search(r"^allocinfo_other_bytes (-?\d+)$", out, re.M)
+            other = re.search(r"^allocinfo_%s_other_bytes (-?\d+)$" % by, out, re.M)
             want_other = clamp(sum(want[k][0] for k in want if k not in top))
             ok(sorted(prom_unescape(x) for x in names) == sorted(top) and other
                and int(other.group(1)) == want_other,

@@ -51,10 +51,10 @@ static void one(const uint8_t *data, size_t size, int keep_dups, FILE *null)
 	ai_export(null, &s, v, s.ntags, AI_EXPORT_CSV);
 	{
 		static const char *const by[] = { "module", "subsys", "file", "tag" };
-		struct ai_prom_opts po = { .limit = 3, .profiling = 1 };
+		struct ai_prom_opts po = { .limit = 3, .nby = 0, .profiling = 1 };
 
 		for (i = 0; i < 4; i++) {
-			po.by = by[i];
+			po.by[po.nby++] = by[i];
 			ai_export_prom(null, &s, v, s.ntags, &po);
 		}
 	}
