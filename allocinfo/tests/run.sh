@@ -37,6 +37,7 @@ one db bash "$HERE/check_db.sh" "$B/allocinfo"
 LSAN_OPTIONS=suppressions=$HERE/lsan.supp one db-asan bash "$HERE/check_db.sh" "$B/allocinfo-asan"
 one cli bash "$HERE/check_cli.sh" "$B/allocinfo" "$B/allocinfo.static"
 one monitoring bash "$HERE/check_monitoring.sh" "$B/allocinfo"
+one prometheus bash "$HERE/check_prometheus.sh" "$B/allocinfo"
 
 echo
 echo "$pass passed, $failed failed, $skipped skipped"
