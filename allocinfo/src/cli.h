@@ -26,6 +26,9 @@ enum {
 	OPT_MIN_FIT,
 	OPT_HOST,
 	OPT_LOG,
+	OPT_KEEP,
+	OPT_NOW,
+	OPT_VACUUM,
 	OPT_WIDTH,
 	OPT_HEIGHT,
 	OPT_TITLE,
@@ -108,6 +111,8 @@ int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_prune(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
 /* the options every reading command takes */
@@ -138,6 +143,8 @@ int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_prune(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
 #endif

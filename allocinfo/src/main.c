@@ -29,6 +29,8 @@ static const char main_help[] =
 "  export   Prometheus text format, JSON or CSV\n"
 "  record   store snapshots in a SQLite database\n"
 "  report   growth, leak suspects and top tags from a database\n"
+"  prune    drop the snapshots older than a retention time\n"
+"  merge    copy the snapshots of other hosts' databases into one\n"
 "%s"
 "\n"
 "Every command reads /proc/allocinfo by default, a file with -f FILE, or\n"
@@ -130,7 +132,8 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "top", cmd_top }, { "tree", cmd_tree }, { "diff", cmd_diff },
 		{ "export", cmd_export }, { "record", cmd_record },
-		{ "report", cmd_report }, { "plot", run_plot },
+		{ "report", cmd_report }, { "prune", cmd_prune },
+		{ "merge", cmd_merge }, { "plot", run_plot },
 	};
 	size_t i;
 

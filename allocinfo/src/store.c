@@ -83,6 +83,17 @@ sqlite3 *ai_db_open(const char *path, int create)
 		ai_die("%s holds no allocinfo snapshots (run 'allocinfo record' first)",
 		       path);
 	}
+	/*
+	 * WAL: report and plot read while record writes, and a snapshot is
+	 * one append to the log instead of a rewritten journal. The mode is
+	 * kept in the file; NORMAL sync is safe with WAL (a crash may lose
+	 * the last snapshot, never the database).
+	 */
+	if (create) {
+		if (sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK)
+			ai_db_die(db, "switching to WAL mode");
+		sqlite3_exec(db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
+	}
 	sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
 	return db;
 }
@@ -382,3 +393,113 @@ int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
 	return 0;
 }
 
+
+static int64_t exec_changes(sqlite3 *db, sqlite3_stmt *st, const char *what)
+{
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ai_db_die(db, what);
+	sqlite3_finalize(st);
+	return sqlite3_changes(db);
+}
+
+/*
+ * Remove the snapshots taken before BEFORE (of the host of ai_db_host(),
+ * or all), their samples, and the tags no sample uses any more.
+ */
+void ai_db_prune(sqlite3 *db, double before, int64_t *nsnap, int64_t *ntag,
+		 int64_t *left)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "BEGIN");
+	st = ai_db_prep(db, "DELETE FROM sample WHERE snapshot_id IN (SELECT id FROM snapshot"
+			" WHERE taken_at < ?1 AND (:host IS NULL OR host = :host))");
+	sqlite3_bind_double(st, 1, before);
+	exec_changes(db, st, "removing samples");
+	st = ai_db_prep(db, "DELETE FROM snapshot WHERE taken_at < ?1"
+			" AND (:host IS NULL OR host = :host)");
+	sqlite3_bind_double(st, 1, before);
+	*nsnap = exec_changes(db, st, "removing snapshots");
+	st = ai_db_prep(db, "DELETE FROM tag WHERE NOT EXISTS"
+			" (SELECT 1 FROM sample WHERE sample.tag_id = tag.id)");
+	*ntag = exec_changes(db, st, "removing unused tags");
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "COMMIT");
+	st = ai_db_prep(db, "SELECT count(*) FROM snapshot WHERE (:host IS NULL OR host = :host)");
+	*left = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	/* the log back to nothing, so the file shrinks on VACUUM */
+	sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+}
+
+/*
+ * Copy the snapshots of the database at PATH into DB, tags matched by
+ * their key. A snapshot DB already holds (same host, time and source) is
+ * skipped. One transaction: a failure leaves DB as it was.
+ */
+void ai_db_merge(sqlite3 *db, const char *path, int64_t *added, int64_t *skipped)
+{
+	sqlite3 *src = ai_db_open(path, 0);	/* dies unless an allocinfo database */
+	sqlite3_stmt *st, *has, *snp, *smp;
+
+	sqlite3_close(src);
+	*added = *skipped = 0;
+	st = ai_db_prep(db, "ATTACH DATABASE ?1 AS src");
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ai_die("merge: cannot read %s: %s", path, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "BEGIN");
+	if (sqlite3_exec(db, "INSERT INTO main.tag (file, line, module, func)"
+			 " SELECT file, line, module, func FROM src.tag WHERE true"
+			 " ON CONFLICT DO NOTHING", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "merging tags");
+	st = ai_db_prep(db, "SELECT id, taken_at, source, host FROM src.snapshot"
+			" ORDER BY taken_at, id");
+	has = ai_db_prep(db, "SELECT 1 FROM main.snapshot WHERE host = ?1 AND taken_at = ?2"
+			 " AND source = ?3");
+	snp = ai_db_prep(db, "INSERT INTO main.snapshot (taken_at, source, host, kernel,"
+			 " version, label, ntags, total_bytes, total_calls, skipped_lines)"
+			 " SELECT taken_at, source, host, kernel, version, label, ntags,"
+			 " total_bytes, total_calls, skipped_lines FROM src.snapshot WHERE id = ?1");
+	smp = ai_db_prep(db, "INSERT INTO main.sample (snapshot_id, tag_id, bytes, calls, extra)"
+			 " SELECT ?1, mt.id, s.bytes, s.calls, s.extra FROM src.sample s"
+			 " JOIN src.tag st ON st.id = s.tag_id"
+			 " JOIN main.tag mt ON mt.file = st.file AND mt.line = st.line"
+			 " AND mt.module = st.module AND mt.func = st.func"
+			 " WHERE s.snapshot_id = ?2");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t old = sqlite3_column_int64(st, 0);
+		int exists;
+
+		sqlite3_bind_value(has, 1, sqlite3_column_value(st, 3));
+		sqlite3_bind_value(has, 2, sqlite3_column_value(st, 1));
+		sqlite3_bind_value(has, 3, sqlite3_column_value(st, 2));
+		exists = sqlite3_step(has) == SQLITE_ROW;
+		sqlite3_reset(has);
+		if (exists) {
+			(*skipped)++;
+			continue;
+		}
+		sqlite3_bind_int64(snp, 1, old);
+		if (sqlite3_step(snp) != SQLITE_DONE)
+			ai_db_die(db, "merging a snapshot");
+		sqlite3_reset(snp);
+		sqlite3_bind_int64(smp, 1, sqlite3_last_insert_rowid(db));
+		sqlite3_bind_int64(smp, 2, old);
+		if (sqlite3_step(smp) != SQLITE_DONE)
+			ai_db_die(db, "merging samples");
+		sqlite3_reset(smp);
+		(*added)++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_finalize(has);
+	sqlite3_finalize(snp);
+	sqlite3_finalize(smp);
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "COMMIT");
+	if (sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "DETACH");
+}

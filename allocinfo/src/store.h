@@ -26,6 +26,9 @@ void ai_db_host(sqlite3 *db, const char *host, const char *what);
 void ai_db_die(sqlite3 *db, const char *what) __attribute__((noreturn));
 /* a statement; a :host parameter in it is bound to the host of ai_db_host() */
 sqlite3_stmt *ai_db_prep(sqlite3 *db, const char *sql);
+void ai_db_prune(sqlite3 *db, double before, int64_t *nsnap, int64_t *ntag,
+		 int64_t *left);
+void ai_db_merge(sqlite3 *db, const char *path, int64_t *added, int64_t *skipped);
 int64_t ai_db_record(sqlite3 *db, const struct ai_snap *s, double when,
 		     const char *label, const char *host);
 

@@ -13,7 +13,7 @@ check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
 got:  $3"; fi; }
 s=$HERE/samples/linux-6.12-x86_64.txt
 
-for c in top tree diff export record report plot; do
+for c in top tree diff export record report prune merge plot; do
 	out=$("$BIN" "$c" --help); rc=$?
 	if [ $rc -eq 0 ] && [[ $out == "usage: allocinfo $c"* ]]; then ok "$c --help"; else nok "$c --help" "$rc $out"; fi
 	out=$("$BIN" help "$c")

@@ -151,6 +151,40 @@ check "report top --host web1 is its last capture" "$("$BIN" top -q -b -H -n 5 -
 check "report --host with no snapshot: exit 1" 1 $?
 grep -q "no snapshot of host 'nosuch'" "$W/err" && ok "and says so" || nok "and says so" "$(cat "$W/err")"
 
+# long-running history: WAL, prune, merge
+check "the database is in WAL mode (readers do not wait for record)" wal "$(sqlite3 "$db" 'PRAGMA journal_mode')"
+cp "$db" "$W/p.db"
+"$BIN" prune -d "$W/p.db" --keep 30d --now $((t0 + (snaps - 1) * interval)) > /dev/null
+check "prune --keep 30d keeps the $snaps snapshots of 5 minutes" "$snaps" "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+"$BIN" prune -d "$W/p.db" --keep 120 --now $((t0 + (snaps - 1) * interval)) > "$W/out"
+check "prune --keep 120 (seconds) keeps the snapshots of the last 2 minutes: 3" 3 "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+check "and says what it removed" "removed $((snaps - 3)) snapshot(s); $("$BIN" report snapshots -H -d "$W/p.db" | grep -c .) left" "$(head -n 1 "$W/out")"
+check "no tag is left without a sample" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM tag WHERE id NOT IN (SELECT tag_id FROM sample)')"
+check "no sample is left without its snapshot" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM sample WHERE snapshot_id NOT IN (SELECT id FROM snapshot)')"
+check "the leak is still found in what is left" "$rate" "$("$BIN" report leaks -d "$W/p.db" -b -H | grep " $leak_file:$leak_line " | awk '{ print $1 }')"
+"$BIN" prune -d "$W/p.db" --keep 30x > /dev/null 2> "$W/err"
+check "prune --keep 30x is a usage error" 2 $?
+grep -q "30d" "$W/err" && ok "and shows the form (30d)" || nok "and shows the form (30d)" "$(cat "$W/err")"
+# merge: the databases of two hosts into one
+rm -f "$W/web.db" "$W/dbh.db" "$W/m.db"
+for k in 0 1 2 3; do
+	"$BIN" record -q -d "$W/web.db" -f "$W/snap$k.txt" --time $((t0 + k * interval)) --host web1
+	"$BIN" record -q -d "$W/dbh.db" -f "$base" --time $((t0 + k * interval)) --host db1
+done
+"$BIN" merge -d "$W/m.db" "$W/web.db" "$W/dbh.db" > "$W/out"
+check "merge: both hosts, 4 snapshots each" "db1 4
+web1 4" "$(sqlite3 "$W/m.db" 'SELECT host, count(*) FROM snapshot GROUP BY host ORDER BY host' | tr '|' ' ')"
+check "merge: the same samples as the sources" "$(( $(sqlite3 "$W/web.db" 'SELECT count(*) FROM sample') + $(sqlite3 "$W/dbh.db" 'SELECT count(*) FROM sample') ))" \
+	"$(sqlite3 "$W/m.db" 'SELECT count(*) FROM sample')"
+check "merge: report leaks --host web1 as on web1's own database" "$("$BIN" report leaks -b -d "$W/web.db")" "$("$BIN" report leaks -b -d "$W/m.db" --host web1)"
+check "merge: report top --host db1 as on db1's own database (ids aside)" "$("$BIN" report top -b -H -d "$W/dbh.db")" "$("$BIN" report top -b -H -d "$W/m.db" --host db1)"
+"$BIN" merge -d "$W/m.db" "$W/web.db" > "$W/out"
+check "merge again: nothing added (a snapshot already there is skipped)" 8 "$(sqlite3 "$W/m.db" 'SELECT count(*) FROM snapshot')"
+grep -q "0 added, 4 already there" "$W/out" && ok "and says so" || nok "and says so" "$(cat "$W/out")"
+echo "not a db" > "$W/junk2.db"
+"$BIN" merge -d "$W/m.db" "$W/junk2.db" > /dev/null 2>&1
+check "merge of a file that is not a database exits 1" 1 $?
+
 # a range that ends before it starts is a usage error
 for args in "growth --from $snaps --to 1" "leaks --from 3 --to 1" "growth --from last --to first"; do
 	"$BIN" report $args -d "$db" > "$W/out" 2> "$W/err"
