@@ -90,6 +90,8 @@ const char *ai_human_d(double v, char *buf, size_t n);
 const char *ai_fmt_i128(__int128 v, int exact, int sign, char *buf, size_t n);
 const char *ai_fmt_size(int64_t v, int exact, char *buf, size_t n);
 void ai_fmt_tag(FILE *f, const struct ai_tag *t);
+const char *ai_fmt_rate(double r, int exact, char *b, size_t n);
+const char *ai_fmt_duration(double s, char *b, size_t n);
 
 /* formats.c: the export formats and their escaping */
 enum ai_export_fmt { AI_EXPORT_PROM, AI_EXPORT_JSON, AI_EXPORT_CSV };

@@ -29,6 +29,9 @@ enum {
 	OPT_KEEP,
 	OPT_NOW,
 	OPT_VACUUM,
+	OPT_AVG,
+	OPT_WATCH,
+	OPT_SECONDS,
 	OPT_WIDTH,
 	OPT_HEIGHT,
 	OPT_TITLE,
@@ -101,40 +104,12 @@ struct ai_tag **ai_select(const struct ai_snap *s, const struct ai_common *co,
 void ai_help(const char *text) __attribute__((noreturn));
 
 /* output.c: a table of tags; shared by top and report top */
+struct ai_cols {
+	int avg;		/* an AVG column: bytes / calls */
+	const double *rate;	/* a RATE column, rate[i] for v[i]; NULL: none */
+};
 void ai_print_tags(FILE *f, struct ai_tag **v, size_t n, size_t total_n,
-		   const struct ai_common *co);
-
-/* the commands, one file each */
-int cmd_top(int argc, char **argv);
-int cmd_tree(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_record(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_prune(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-int cmd_plot(int argc, char **argv);
-
-/* the options every reading command takes */
-#define COMMON_LONGOPTS \
-	{ "input", required_argument, NULL, 'f' }, \
-	{ "min", required_argument, NULL, 'm' }, \
-	{ "bytes", no_argument, NULL, 'b' }, \
-	{ "keep-dups", no_argument, NULL, 'k' }, \
-	{ "no-header", no_argument, NULL, 'H' }, \
-	{ "quiet", no_argument, NULL, 'q' }, \
-	{ "module", required_argument, NULL, OPT_MODULE }, \
-	{ "path", required_argument, NULL, OPT_PATH }, \
-	{ "func", required_argument, NULL, OPT_FUNC }, \
-	{ "help", no_argument, NULL, 'h' }
-#define COMMON_SHORTOPTS "f:n:m:bkHqh"
-
-/* print a help text on stdout and exit 0 */
-void ai_help(const char *text) __attribute__((noreturn));
-
-/* output.c: a table of tags; shared by top and report top */
-void ai_print_tags(FILE *f, struct ai_tag **v, size_t n, size_t total_n,
-		   const struct ai_common *co);
+		   const struct ai_common *co, const struct ai_cols *cols);
 
 /* the commands, one file each */
 int cmd_top(int argc, char **argv);

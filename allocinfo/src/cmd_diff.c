@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* diff: the change of each tag between two captures. */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "allocinfo.h"
 #include "cli.h"
@@ -17,6 +19,9 @@ static const char diff_help[] =
 "  -s, --sort KEY     growth (default), shrink, abs (largest change either\n"
 "                     way), calls (growth in calls) or name\n"
 "  -a, --all          also list the tags that did not change\n"
+"      --seconds S    OLD and NEW were taken S seconds apart: a RATE column,\n"
+"                     each change in bytes/s; 'mtime': as far apart as the\n"
+"                     files' modification times\n"
 "  -m, --min SIZE     only tags whose change is at least SIZE either way\n"
 "      --module GLOB, --path GLOB, --func GLOB\n"
 "                     only the tags that match (see 'top --help')\n"
@@ -74,12 +79,41 @@ static int cmp_dname(const void *a, const void *b)
 	return ai_tag_cmp_name(x->t, y->t);
 }
 
+/*
+ * --seconds S: the captures were taken S seconds apart; --seconds mtime:
+ * as far apart as the files' modification times (a copy made with cp -p,
+ * or written when captured).
+ */
+static double seconds_apart(const char *arg, const char *a, const char *b)
+{
+	struct stat sa, sb;
+	double dt;
+	char *e;
+
+	if (!strcmp(arg, "mtime")) {
+		if (!strcmp(a, "-") || !strcmp(b, "-") || stat(a, &sa) || stat(b, &sb) ||
+		    !S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode))
+			ai_usage_err("diff: --seconds mtime wants two regular files (not stdin or /proc)");
+		dt = (sb.st_mtim.tv_sec - sa.st_mtim.tv_sec) +
+		     (sb.st_mtim.tv_nsec - sa.st_mtim.tv_nsec) / 1e9;
+		if (!(dt > 0))
+			ai_usage_err("diff: %s is not newer than %s (mtime); give --seconds S", b, a);
+		return dt;
+	}
+	dt = strtod(arg, &e);
+	if (*e || e == arg || !(dt > 0) || !isfinite(dt))
+		ai_usage_err("diff: --seconds wants the seconds between OLD and NEW (> 0) or 'mtime', not '%s'",
+			     arg);
+	return dt;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		COMMON_LONGOPTS,
 		{ "sort", required_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "seconds", required_argument, NULL, OPT_SECONDS },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ai_common co = { 0 }, fco;
@@ -93,6 +127,8 @@ int cmd_diff(int argc, char **argv)
 	__int128 ot = 0, nt = 0;
 	int all = 0, c, w;
 	char b1[64], b2[64], b3[64];
+	const char *secs = NULL;
+	double dt = 0;
 
 	while ((c = ai_getopt(argc, argv, COMMON_SHORTOPTS "s:a", lo)) != -1) {
 		if (ai_common_opt(&co, c, optarg))
@@ -101,6 +137,8 @@ int cmd_diff(int argc, char **argv)
 			sort = optarg;
 		else if (c == 'a')
 			all = 1;
+		else if (c == OPT_SECONDS)
+			secs = optarg;
 		else if (c == 'h')
 			ai_help(diff_help);
 		else
@@ -127,6 +165,8 @@ int cmd_diff(int argc, char **argv)
 	fco = co;
 	fco.has_min = 0;	/* --min applies to the change, below */
 
+	if (secs)
+		dt = seconds_apart(secs, argv[optind], argv[optind + 1]);
 	ai_load_or_die(&a, argv[optind], &co);
 	ai_load_or_die(&b, argv[optind + 1], &co);
 
@@ -168,9 +208,14 @@ int cmd_diff(int argc, char **argv)
 	qsort(d, nd, sizeof(*d), cmp);
 
 	w = co.exact ? 15 : 10;
-	if (!co.no_header)
-		printf("%*s %11s %*s %*s %-4s  %s\n", w, "DELTA", "CALLS", w, "OLD",
-		       w, "NEW", "", "TAG");
+	if (!co.no_header) {
+		if (secs)
+			printf("# %s apart\n", ai_fmt_duration(dt, b1, sizeof(b1)));
+		printf("%*s %11s ", w, "DELTA", "CALLS");
+		if (secs)
+			printf("%14s ", co.exact ? "BYTES/S" : "RATE");
+		printf("%*s %*s %-4s  %s\n", w, "OLD", w, "NEW", "", "TAG");
+	}
 	for (i = 0; i < nd; i++) {
 		const struct delta *x = &d[i];
 		const char *st = !x->o ? "new" : !x->n ? "gone" : "";
@@ -196,6 +241,8 @@ int cmd_diff(int argc, char **argv)
 		shown++;
 		printf("%*s %11s ", w, ai_fmt_i128(x->db, co.exact, 1, b3, sizeof(b3)),
 		       ai_fmt_i128(x->dc, 1, 1, b1, sizeof(b1)));
+		if (secs)
+			printf("%14s ", ai_fmt_rate((double)x->db / dt, co.exact, b1, sizeof(b1)));
 		printf("%*s ", w,
 		       x->o ? ai_fmt_size(x->o->bytes, co.exact, b1, sizeof(b1)) : "-");
 		printf("%*s %-4s  ", w,
@@ -206,8 +253,10 @@ int cmd_diff(int argc, char **argv)
 		putchar('\n');
 	}
 	if (!co.no_header) {
-		printf("%*s %11s %*s ", w, ai_fmt_i128(nt - ot, co.exact, 1, b3, sizeof(b3)),
-		       "", w, ai_fmt_i128(ot, co.exact, 0, b1, sizeof(b1)));
+		printf("%*s %11s ", w, ai_fmt_i128(nt - ot, co.exact, 1, b3, sizeof(b3)), "");
+		if (secs)
+			printf("%14s ", ai_fmt_rate((double)(nt - ot) / dt, co.exact, b1, sizeof(b1)));
+		printf("%*s ", w, ai_fmt_i128(ot, co.exact, 0, b1, sizeof(b1)));
 		printf("%*s       total: %zu changed, %zu new, %zu gone\n", w,
 		       ai_fmt_i128(nt, co.exact, 0, b2, sizeof(b2)), nchg, nnew, ngone);
 	}

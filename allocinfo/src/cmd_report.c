@@ -39,6 +39,7 @@ static const char report_help[] =
 "      --min-fit F      leaks: R^2 of at least F, 0..1 (default 0.5)\n"
 "  -n N                 show N tags (default 20; 0 = all)\n"
 "  -s, --sort KEY       top: size, calls or name\n"
+"      --avg            top: an AVG column, the average allocation size\n"
 "  -m, --min SIZE       top: only tags of at least SIZE; growth: only\n"
 "                       changes of at least SIZE either way\n"
 "      --module GLOB, --path GLOB, --func GLOB\n"
@@ -105,19 +106,6 @@ static int cmp_row(const void *x, const void *y)
 	if (a->d != b->d)
 		return a->d > b->d ? -1 : 1;
 	return ai_tag_cmp_name(&a->t, &b->t);
-}
-
-static const char *fmt_rate(double r, int exact, char *b, size_t n)
-{
-	char h[24];
-
-	if (exact) {
-		snprintf(b, n, "%+.2f", r);
-		return b;
-	}
-	ai_human((int64_t)llround(fabs(r)), h, sizeof(h));
-	snprintf(b, n, "%s%s/s", r < 0 ? "-" : r > 0 ? "+" : "", h);
-	return b;
 }
 
 static char *row_str(sqlite3_stmt *st, int col)
@@ -278,7 +266,7 @@ static int report_growth(sqlite3 *db, const struct ai_common *co,
 		snprintf(b3, sizeof(b3), "%s%s", r[i].d > 0 ? "+" : "",
 			 ai_fmt_size(r[i].d, co->exact, b1, sizeof(b1)));
 		printf("%*s %14s %*s %*s %-4s  ", w, b3,
-		       fmt_rate(r[i].rate, co->exact, b4, sizeof(b4)),
+		       ai_fmt_rate(r[i].rate, co->exact, b4, sizeof(b4)),
 		       w, r[i].has_a ? ai_fmt_size(r[i].a, co->exact, b1, sizeof(b1)) : "-",
 		       w, r[i].has_b ? ai_fmt_size(r[i].b, co->exact, b2, sizeof(b2)) : "-",
 		       !r[i].has_a ? "new" : !r[i].has_b ? "gone" : "");
@@ -422,7 +410,7 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 			 ai_fmt_size(r[i].d, co->exact, b1, sizeof(b1)));
 		snprintf(grew, sizeof(grew), "%lld/%lld", (long long)r[i].grew,
 			 (long long)r[i].snaps - 1);
-		printf("%14s %*s ", fmt_rate(r[i].rate, co->exact, b4, sizeof(b4)), w, b3);
+		printf("%14s %*s ", ai_fmt_rate(r[i].rate, co->exact, b4, sizeof(b4)), w, b3);
 		printf("%*s ", w, ai_fmt_size(r[i].a, co->exact, b1, sizeof(b1)));
 		printf("%*s %7s  ", w, ai_fmt_size(r[i].b, co->exact, b2, sizeof(b2)), grew);
 		ai_fmt_tag(stdout, &r[i].t);
@@ -433,8 +421,9 @@ static int report_leaks(sqlite3 *db, const struct ai_common *co,
 }
 
 static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,
-		      const char *sort)
+		      const char *sort, int avg)
 {
+	struct ai_cols cols = { .avg = avg };
 	int64_t id = pick_or_die(db, at, "--at");
 	struct ai_snap s;
 	struct ai_tag **v;
@@ -449,7 +438,7 @@ static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,
 		fmt_time(snap_time(db, id), tb, sizeof(tb));
 		printf("# snapshot %lld, %s\n", (long long)id, tb);
 	}
-	ai_print_tags(stdout, v, n, s.ntags, co);
+	ai_print_tags(stdout, v, n, s.ntags, co, &cols);
 	free(v);
 	ai_snap_free(&s);
 	return 0;
@@ -458,7 +447,7 @@ static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,
 /* the options of report that only some kinds use */
 enum {
 	R_FROM = 1 << 0, R_TO = 1 << 1, R_AT = 1 << 2, R_MIN_SNAPS = 1 << 3,
-	R_MIN_RATE = 1 << 4, R_SORT = 1 << 5, R_MIN_FIT = 1 << 6,
+	R_MIN_RATE = 1 << 4, R_SORT = 1 << 5, R_MIN_FIT = 1 << 6, R_AVG = 1 << 7,
 };
 
 int cmd_report(int argc, char **argv)
@@ -472,6 +461,7 @@ int cmd_report(int argc, char **argv)
 		{ "min-rate", required_argument, NULL, OPT_MIN_RATE },
 		{ "min-fit", required_argument, NULL, OPT_MIN_FIT },
 		{ "host", required_argument, NULL, OPT_HOST },
+		{ "avg", no_argument, NULL, OPT_AVG },
 		{ "sort", required_argument, NULL, 's' },
 		{ "min", required_argument, NULL, 'm' },
 		{ "bytes", no_argument, NULL, 'b' },
@@ -491,6 +481,7 @@ int cmd_report(int argc, char **argv)
 	char *e;
 	int c, rc;
 	unsigned given = 0;	/* R_* */
+	int avg = 0;
 
 	if (argc > 1 && argv[1][0] != '-') {
 		kind = argv[1];
@@ -530,6 +521,10 @@ int cmd_report(int argc, char **argv)
 		case OPT_HOST:
 			host = optarg;
 			break;
+		case OPT_AVG:
+			given |= R_AVG;
+			avg = 1;
+			break;
 		case OPT_MIN_FIT:
 			given |= R_MIN_FIT;
 			min_fit = strtod(optarg, &e);
@@ -566,12 +561,13 @@ int cmd_report(int argc, char **argv)
 			{ "leaks", CO_LIMIT | CO_EXACT | CO_NOHDR | CO_FILTER,
 			  R_FROM | R_TO | R_MIN_SNAPS | R_MIN_RATE | R_MIN_FIT },
 			{ "top", CO_LIMIT | CO_MIN | CO_EXACT | CO_NOHDR | CO_FILTER,
-			  R_AT | R_SORT },
+			  R_AT | R_SORT | R_AVG },
 		};
 		static const struct { unsigned bit; const char *name; } names[] = {
 			{ R_FROM, "--from" }, { R_TO, "--to" }, { R_AT, "--at" },
 			{ R_MIN_SNAPS, "--min-snapshots" }, { R_MIN_RATE, "--min-rate" },
 			{ R_SORT, "-s/--sort" }, { R_MIN_FIT, "--min-fit" },
+			{ R_AVG, "--avg" },
 		};
 		char what[32];
 		size_t i, j;
@@ -598,7 +594,7 @@ int cmd_report(int argc, char **argv)
 	else if (!strcmp(kind, "leaks"))
 		rc = report_leaks(db, &co, from, to, min_snaps, min_rate, min_fit);
 	else if (!strcmp(kind, "top"))
-		rc = report_top(db, &co, at, sort);
+		rc = report_top(db, &co, at, sort, avg);
 	else
 		ai_usage_err("report: KIND is growth, leaks, top or snapshots, not '%s'", kind);
 	sqlite3_close(db);

@@ -206,6 +206,49 @@ check "export of a capture: no allocinfo_profiling_enabled" "" "$("$BIN" export 
 "$BIN" export -F json --by module -f "$s" > /dev/null 2>&1
 check "export -F json --by module is a usage error" 2 $?
 
+# top --avg: bytes / calls, computed here with awk (integer division, as C)
+want=$(awk 'NR > 2 { printf "%d %d %s\n", $1, ($2 ? int($1 / $2) : -1), $3 }' "$s" | sort)
+got=$("$BIN" top --avg -b -H -n 0 -f "$s" | awk '{ printf "%d %d %s\n", $1, ($3 == "-" ? -1 : $3), $4 }' | sort)
+check "top --avg: AVG is bytes / calls for every tag" "$want" "$got"
+check "report top --avg is accepted, top --avg -c 2 without --watch is not" "2" \
+	"$("$BIN" top --avg -c 2 -f "$s" > /dev/null 2>&1; echo $?)"
+# top --watch: refreshes with rates; the file changes between them
+wf=$W/watch.txt
+awk -v k=0 'NR <= 2 { print; next } { print }' "$s" > "$wf"
+"$BIN" top --watch 0.2 -c 3 -b -n 5 -f "$wf" > "$W/w0" 2>&1
+check "top --watch 0.2 -c 3: three refreshes" 3 "$(grep -c '^# .*refresh' "$W/w0")"
+check "an unchanged file: every rate after the first refresh is 0" "0.00" \
+	"$(awk '/^# / { r++ } r > 1 && $3 ~ /^[+-]?[0-9.]+$/ { print $3 + 0 }' "$W/w0" | sort -u | awk '{ printf "%.2f", $1 }')"
+( for k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+	awk -v k=$k 'NR <= 2 { print; next } $3 == "mm/slub.c:2474" { printf "%12d %8d %s %s \n", $1 + k * 1048576, $2, $3, $4; next } { print }' "$s" > "$wf.new"
+	mv "$wf.new" "$wf"; sleep 0.1
+done ) &
+wpid=$!
+"$BIN" top --watch 0.3 -c 4 -b -s rate -n 3 -f "$wf" > "$W/w1" 2>&1
+wait $wpid
+# each refresh: "# ..., S s since the last", then rows SIZE CALLS RATE TAG;
+# the growing tag's rate must be its size change over S, within rounding
+bad=$(awk '
+	/^# .* since the last/ { for (i = 1; i <= NF; i++) if ($i == "s" && $(i + 1) == "since") dt = $(i - 1); next }
+	/^# / { dt = 0; next }
+	$4 == "mm/slub.c:2474" { if (prev != "" && dt > 0) { want = ($1 - prev) / dt; if ((want - $3) ^ 2 > (0.02 * want + 1) ^ 2 * 4) print "size " prev " -> " $1 " over " dt " s: rate " $3 ", want " want } prev = $1 }' "$W/w1")
+check "top --watch: RATE is the change of size over the time printed" "" "$bad"
+check "top --watch -s rate: the growing tag first once rates are known" "mm/slub.c:2474" \
+	"$(awk '/^# .* since the last/ { getline; getline; print $4; exit }' "$W/w1")"
+"$BIN" top --watch 0.2 -f - < "$s" > /dev/null 2>&1
+check "top --watch -f - (stdin read once) is a usage error" 2 $?
+# diff --seconds: RATE = DELTA / seconds
+m2=$HERE/samples/early-module-form.txt
+want=$("$BIN" diff -b -H "$m" "$m2" | awk '{ printf "%.2f\n", $1 / 300 }')
+got=$("$BIN" diff -b -H --seconds 300 "$m" "$m2" | awk '{ printf "%.2f\n", $3 }')
+check "diff --seconds 300: RATE is DELTA / 300 for every tag" "$want" "$got"
+touch -d @1700000000 "$W/old.txt"; cp "$m" "$W/old.txt"; touch -d @1700000000 "$W/old.txt"
+cp "$m2" "$W/new.txt"; touch -d @1700000600 "$W/new.txt"
+check "diff --seconds mtime: 600 s from the files' times" "$("$BIN" diff -b -H --seconds 600 "$m" "$m2")" \
+	"$("$BIN" diff -b -H --seconds mtime "$W/old.txt" "$W/new.txt")"
+"$BIN" diff --seconds mtime "$W/new.txt" "$W/old.txt" > /dev/null 2>&1
+check "diff --seconds mtime with NEW older than OLD is a usage error" 2 $?
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
