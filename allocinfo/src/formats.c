@@ -436,9 +436,11 @@ static void export_json(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 			fputs("null", f);
 		fputs(",\"func\":", f);
 		ai_json_str(f, t->func);
-		fprintf(f, ",\"bytes\":%lld,\"calls\":%llu,\"lines\":%u,\"negative\":%s,\"extra\":",
+		fprintf(f, ",\"bytes\":%lld,\"calls\":%llu,\"lines\":%u,\"negative\":%s,"
+			"\"clamped\":%s,\"extra\":",
 			(long long)t->bytes, (unsigned long long)t->calls,
-			t->nlines, t->bytes < 0 ? "true" : "false");
+			t->nlines, t->bytes < 0 ? "true" : "false",
+			t->flags & AI_F_SATURATED ? "true" : "false");
 		json_extra(f, t->extra);
 		fputc('}', f);
 	}

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "allocinfo.h"
+#include "read.h"
 
 #define HEADER "allocinfo - version:"
 
@@ -60,28 +61,7 @@ int ai_read_fd(int fd, char **bufp, size_t *lenp)
 	return 0;
 }
 
-/*
- * The state of one parse: the snapshot it fills, the options it was
- * given, the line it is at, and the messages it reported. Every problem
- * goes through problem(), which prints it (up to o->max_msgs) and counts
- * it, so no caller counts a message itself.
- */
-struct parser {
-	struct ai_snap *s;
-	const struct ai_parse_opts *o;
-	size_t lineno;		/* the line being read; 0: the input as a whole */
-	size_t msgs;		/* problems reported, printed or not */
-};
-
-enum problem {
-	MALFORMED,	/* the line is left out: s->skipped */
-	WARNING,	/* the input is used, but not as it should be: s->warnings */
-};
-
-static void problem(struct parser *p, enum problem kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void problem(struct parser *p, enum problem kind, const char *fmt, ...)
+void ai_problem(struct parser *p, enum problem kind, const char *fmt, ...)
 {
 	const struct ai_parse_opts *o = p->o;
 	va_list ap;
@@ -161,7 +141,7 @@ static int dec_u64(const char *p, const char *e, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static void add_tag(struct ai_snap *s, const struct ai_tag *t)
+void ai_add_tag(struct ai_snap *s, const struct ai_tag *t)
 {
 	if (s->ntags == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 1024;
@@ -194,11 +174,11 @@ static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 		unsigned char b = *c;
 
 		if (b == '\0') {
-			problem(ps, MALFORMED, "NUL byte at column %zu", (size_t)(c - p) + 1);
+			ai_problem(ps, MALFORMED, "NUL byte at column %zu", (size_t)(c - p) + 1);
 			return -1;
 		}
 		if ((b < 0x20 && b != '\t') || b >= 0x7f) {
-			problem(ps, MALFORMED, "%s byte 0x%02x at column %zu",
+			ai_problem(ps, MALFORMED, "%s byte 0x%02x at column %zu",
 			    b >= 0x80 ? "non-ASCII" : "control", b,
 			    (size_t)(c - p) + 1);
 			return -1;
@@ -210,7 +190,7 @@ static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 		if (c == e)
 			break;
 		if (nt == MAX_TOKS) {
-			problem(ps, MALFORMED, "too many fields (more than %d)", MAX_TOKS);
+			ai_problem(ps, MALFORMED, "too many fields (more than %d)", MAX_TOKS);
 			return -1;
 		}
 		tk[nt].p = c;
@@ -232,12 +212,12 @@ static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 	}
 	r = dec_u64(c, tk[0].e, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX, &u);
 	if (r == -2) {
-		problem(ps, MALFORMED, "bytes '%s' do not fit in a signed 64-bit integer",
+		ai_problem(ps, MALFORMED, "bytes '%s' do not fit in a signed 64-bit integer",
 		    quote(tk[0].p, tk[0].e, q, sizeof(q)));
 		return -1;
 	}
 	if (r) {
-		problem(ps, MALFORMED, "expected a byte count, found '%s'",
+		ai_problem(ps, MALFORMED, "expected a byte count, found '%s'",
 		    quote(tk[0].p, tk[0].e, q, sizeof(q)));
 		return -1;
 	}
@@ -245,24 +225,24 @@ static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 
 	/* calls: %llu */
 	if (nt < 2) {
-		problem(ps, MALFORMED, "truncated line: no call count after the byte count");
+		ai_problem(ps, MALFORMED, "truncated line: no call count after the byte count");
 		return -1;
 	}
 	r = dec_u64(tk[1].p, tk[1].e, UINT64_MAX, &t->calls);
 	if (r == -2) {
-		problem(ps, MALFORMED, "calls '%s' do not fit in an unsigned 64-bit integer",
+		ai_problem(ps, MALFORMED, "calls '%s' do not fit in an unsigned 64-bit integer",
 		    quote(tk[1].p, tk[1].e, q, sizeof(q)));
 		return -1;
 	}
 	if (r) {
-		problem(ps, MALFORMED, "expected a call count, found '%s'",
+		ai_problem(ps, MALFORMED, "expected a call count, found '%s'",
 		    quote(tk[1].p, tk[1].e, q, sizeof(q)));
 		return -1;
 	}
 
 	/* file:line */
 	if (nt < 3) {
-		problem(ps, MALFORMED, "truncated line: no file:line after the call count");
+		ai_problem(ps, MALFORMED, "truncated line: no file:line after the call count");
 		return -1;
 	}
 	colon = NULL;
@@ -270,13 +250,13 @@ static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 		if (*c == ':')
 			colon = c;
 	if (!colon || colon == tk[2].p) {
-		problem(ps, MALFORMED, "expected file:line, found '%s'",
+		ai_problem(ps, MALFORMED, "expected file:line, found '%s'",
 		    quote(tk[2].p, tk[2].e, q, sizeof(q)));
 		return -1;
 	}
 	r = dec_u64(colon + 1, tk[2].e, UINT32_MAX, &u);
 	if (r) {
-		problem(ps, MALFORMED, "bad line number in '%s'",
+		ai_problem(ps, MALFORMED, "bad line number in '%s'",
 		    quote(tk[2].p, tk[2].e, q, sizeof(q)));
 		return -1;
 	}
@@ -293,7 +273,7 @@ static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 			for (c = a; c < b && *c != ':'; c++)
 				;
 			if (c == a || c == b) {
-				problem(ps, MALFORMED, "expected key:value after func:, found '%s'",
+				ai_problem(ps, MALFORMED, "expected key:value after func:, found '%s'",
 				    quote(a, b, q, sizeof(q)));
 				return -1;
 			}
@@ -315,13 +295,13 @@ static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 				*tk[nt - 1].e = '\0';
 			}
 		} else {
-			problem(ps, MALFORMED, "expected [module] or func:name, found '%s'",
+			ai_problem(ps, MALFORMED, "expected [module] or func:name, found '%s'",
 			    quote(a, b, q, sizeof(q)));
 			return -1;
 		}
 	}
 	if (!t->func) {
-		problem(ps, MALFORMED, "truncated line: no func:name");
+		ai_problem(ps, MALFORMED, "truncated line: no func:name");
 		return -1;
 	}
 	/* the string ends that were not cut above */
@@ -344,14 +324,14 @@ static void parse_header(struct parser *ps, char *p, char *e)
 		ve++;
 	s->has_header = 1;
 	if (ve == v || !is_digit(*v) || ve - v >= (long)sizeof(s->version)) {
-		problem(ps, WARNING, "unreadable version '%s' in the header, assuming 1.0",
+		ai_problem(ps, WARNING, "unreadable version '%s' in the header, assuming 1.0",
 			quote(v, e, q, sizeof(q)));
 		return;
 	}
 	memcpy(s->version, v, ve - v);
 	s->version[ve - v] = '\0';
 	if (strtoul(s->version, NULL, 10) > 2) {
-		problem(ps, WARNING, "format version %s is newer than this tool knows (2.0)",
+		ai_problem(ps, WARNING, "format version %s is newer than this tool knows (2.0)",
 			s->version);
 	}
 }
@@ -454,7 +434,7 @@ static void merge_dups(struct parser *ps)
 				d->bytes = t->bytes < 0 ? INT64_MIN : INT64_MAX;
 				d->flags |= AI_F_SATURATED;
 				ps->lineno = t->lineno;
-				problem(ps, WARNING,
+				ai_problem(ps, WARNING,
 					"the sum of the bytes of %s:%u func:%s overflows; clamped",
 					t->file, t->line, t->func);
 			}
@@ -462,7 +442,7 @@ static void merge_dups(struct parser *ps)
 				d->calls = UINT64_MAX;
 				d->flags |= AI_F_SATURATED;
 				ps->lineno = t->lineno;
-				problem(ps, WARNING,
+				ai_problem(ps, WARNING,
 					"the sum of the calls of %s:%u func:%s overflows; clamped",
 					t->file, t->line, t->func);
 			}
@@ -490,7 +470,14 @@ void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
 	if (!s->name)
 		s->name = "(input)";
 	if (len == 0) {
-		problem(&ps, WARNING, "empty input: no header and no tags");
+		ai_problem(&ps, WARNING, "empty input: no header and no tags");
+	}
+	/* allocinfo's own JSON export, read back */
+	if (len && buf[strspn(buf, " \t\r\n")] == '{') {
+		ai_parse_json(&ps, buf, len);
+		if (!o->keep_dups)
+			merge_dups(&ps);
+		return;
 	}
 
 	while (p < end) {
@@ -512,7 +499,7 @@ void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
 			if (!s->has_header) {
 				parse_header(&ps, p, e);
 			} else {
-				problem(&ps, MALFORMED,
+				ai_problem(&ps, MALFORMED,
 					"a second header line: two captures in one input?");
 			}
 			goto next;
@@ -532,19 +519,19 @@ void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
 		 * neither was cut short (a partial read or copy).
 		 */
 		if (!nl && e[-1] != ' ') {
-			problem(&ps, MALFORMED,
+			ai_problem(&ps, MALFORMED,
 				"truncated last line: no newline and no trailing space");
 			goto next;
 		}
 		if (parse_tag(&ps, p, e, &t) == 0)
-			add_tag(s, &t);
+			ai_add_tag(s, &t);
 next:
 		p = nl ? nl + 1 : end;
 	}
 	s->nlines = ps.lineno;
 	ps.lineno = 0;
 	if (len && !s->has_header)
-		problem(&ps, WARNING, "no 'allocinfo - version:' header, assuming format 1.0");
+		ai_problem(&ps, WARNING, "no 'allocinfo - version:' header, assuming format 1.0");
 	if (!o->keep_dups)
 		merge_dups(&ps);
 }

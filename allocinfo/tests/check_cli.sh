@@ -249,6 +249,23 @@ check "diff --seconds mtime: 600 s from the files' times" "$("$BIN" diff -b -H -
 "$BIN" diff --seconds mtime "$W/new.txt" "$W/old.txt" > /dev/null 2>&1
 check "diff --seconds mtime with NEW older than OLD is a usage error" 2 $?
 
+# JSON input: errors name the place and keep what was read
+js='{"version":"2.0","tags":[
+{"file":"a.c","line":1,"module":null,"func":"f","bytes":4096,"calls":1,"extra":{}},
+{"file":"b.c","line":2,"module":"m","bytes":10,"calls":1,"extra":{}},
+{"file":"c.c","line":3,"module":null,"func":"h","bytes":1.5,"calls":1}'
+printf '%s\n' "$js" | "$BIN" top -b -H -f - > "$W/out" 2> "$W/err"
+check "JSON: a tag without func and a fraction: exit 3" 3 $?
+grep -q '(stdin):3: JSON: a tag without "func"' "$W/err" && ok "JSON: the tag without func is named by its line" ||
+	nok "JSON: the tag without func is named by its line" "$(cat "$W/err")"
+grep -q '(stdin):4: JSON: expected an integer, not a fraction at column' "$W/err" && ok "JSON: the syntax error by line and column" ||
+	nok "JSON: the syntax error by line and column" "$(cat "$W/err")"
+check "JSON: the tags read before are kept" "4096 1 a.c:1 func:f" "$(awk '{ $1 = $1; print }' "$W/out")"
+printf '{"tags":[{"file":"a b.c","line":1,"func":"f","bytes":1,"calls":1}]}' | "$BIN" top -f - > /dev/null 2> "$W/err"
+grep -q 'a file that is empty or not printable ASCII' "$W/err" && ok "JSON: a file name with a space is rejected" || nok "JSON: a file name with a space is rejected" "$(cat "$W/err")"
+printf '{"tags":[{"file":"a.c","line":1,"func":"f","bytes":1,"calls":1,"extra":{"accurate":"no"}}]}' | "$BIN" export -f - | grep -q 'accurate="no"' &&
+	ok "JSON: extra accurate:no is read back" || nok "JSON: extra accurate:no is read back"
+
 # the man page
 if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)

@@ -9,6 +9,7 @@ output. Prints TAP lines: "ok N - ..." / "not ok N - ...".
 usage: check_samples.py BINARY [ASAN_BINARY] [STATIC_BINARY]
 """
 import csv
+import difflib
 import fnmatch
 import glob
 import io
@@ -410,6 +411,17 @@ def check_sample(path):
                and int(other.group(1)) == want_other,
                "%s: export --by %s -n 2: %s, the rest (%d bytes) in other" % (rel, by, top, want_other),
                out[:1500])
+
+    # JSON input: the tool's own export read back gives the same tags
+    rc, js, _ = run(["export", "-q", "-F", "json", "-f", path])
+    rc1, a, _ = run(["top", "-q", "-b", "-H", "-n", "0", "-s", "name", "-f", path])
+    rc2, b, err = run(["top", "-b", "-H", "-n", "0", "-s", "name", "-f", "-"], stdin=js.encode("latin-1"))
+    ok(rc2 == 0 and a == b and not err, "%s: export -F json | top -f -: the same tags, no message" % rel,
+       "exit %d\n%s\n%s" % (rc2, err, "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm=""))))
+    rc, js, _ = run(["export", "-q", "-k", "-F", "json", "-f", path])
+    rc1, a, _ = run(["tree", "-q", "-b", "-H", "--depth", "3", "-f", path])
+    rc2, b, _ = run(["tree", "-b", "-H", "--depth", "3", "-f", "-"], stdin=js.encode("latin-1"))
+    ok(a == b, "%s: export -k -F json | tree -f -: duplicates summed again, the same tree" % rel, b[:1500])
 
     # the sanitized build and the static build read it the same way
     if ASAN:
