@@ -210,7 +210,7 @@ check "export -F json --by module is a usage error" 2 $?
 want=$(awk 'NR > 2 { printf "%d %d %s\n", $1, ($2 ? int($1 / $2) : -1), $3 }' "$s" | sort)
 got=$("$BIN" top --avg -b -H -n 0 -f "$s" | awk '{ printf "%d %d %s\n", $1, ($3 == "-" ? -1 : $3), $4 }' | sort)
 check "top --avg: AVG is bytes / calls for every tag" "$want" "$got"
-check "report top --avg is accepted, top --avg -c 2 without --watch is not" "2" \
+check "top --avg -c 2 (a count without --watch) is a usage error" "2" \
 	"$("$BIN" top --avg -c 2 -f "$s" > /dev/null 2>&1; echo $?)"
 # top --watch: refreshes with rates; the file changes between them
 wf=$W/watch.txt

@@ -185,6 +185,10 @@ echo "not a db" > "$W/junk2.db"
 "$BIN" merge -d "$W/m.db" "$W/junk2.db" > /dev/null 2>&1
 check "merge of a file that is not a database exits 1" 1 $?
 
+# report top --avg: the AVG of top on the same capture
+check "report top --avg --at 3 is top --avg of the capture" \
+	"$("$BIN" top -q -b -H -n 10 --avg -f "$W/snap2.txt")" "$("$BIN" report top -d "$db" --at 3 -b -H -n 10 --avg)"
+
 # a range that ends before it starts is a usage error
 for args in "growth --from $snaps --to 1" "leaks --from 3 --to 1" "growth --from last --to first"; do
 	"$BIN" report $args -d "$db" > "$W/out" 2> "$W/err"
