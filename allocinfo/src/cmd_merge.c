@@ -50,7 +50,7 @@ int cmd_merge(int argc, char **argv)
 		ai_usage_err("merge: -d DB is needed");
 	if (optind == argc)
 		ai_usage_err("merge: which databases? allocinfo merge -d DB SOURCE...");
-	db = ai_db_open(dbpath, 1);
+	db = ai_db_open(dbpath, AI_DB_CREATE);
 	for (i = optind; i < argc; i++) {
 		int64_t added, skipped;
 

@@ -174,7 +174,7 @@ int cmd_plot(int argc, char **argv)
 		ai_usage_err("plot: -n wants 1..%d (more lines are unreadable; pick tags with --module, --path or --func)",
 			     AI_PLOT_MAX_LINES);
 
-	db = ai_db_open(dbpath, 0);
+	db = ai_db_open(dbpath, AI_DB_READ);
 	ai_db_host(db, host, "plot");
 	ai_db_snapshots(db, &snaps, &nsnaps);
 	if (!nsnaps)

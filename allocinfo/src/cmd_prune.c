@@ -99,7 +99,7 @@ int cmd_prune(int argc, char **argv)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		now = ts.tv_sec + ts.tv_nsec / 1e9;
 	}
-	db = ai_db_open(dbpath, 1);
+	db = ai_db_open(dbpath, AI_DB_WRITE);
 	if (host)
 		ai_db_host(db, host, "prune");
 	ai_db_prune(db, now - keep, &nsnap, &ntag, &left);

@@ -128,7 +128,7 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	db = ai_db_open(dbpath, 1);
+	db = ai_db_open(dbpath, AI_DB_CREATE);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (k = 0; !stop && (count == 0 || k < count); k++) {
 		struct ai_snap s;

@@ -580,7 +580,7 @@ int cmd_report(int argc, char **argv)
 			if (given & names[j].bit & ~use[i].own)
 				ai_not_here(names[j].name, what);
 	}
-	db = ai_db_open(dbpath, 0);
+	db = ai_db_open(dbpath, AI_DB_READ);
 	{
 		char what[32];
 

@@ -49,16 +49,22 @@ void ai_db_die(sqlite3 *db, const char *what)
 	ai_die("database: %s: %s", what, db ? sqlite3_errmsg(db) : "?");
 }
 
-sqlite3 *ai_db_open(const char *path, int create)
+/*
+ * mode: AI_DB_READ, AI_DB_WRITE (an existing database: prune) or
+ * AI_DB_CREATE (created with its schema when missing: record, merge).
+ */
+sqlite3 *ai_db_open(const char *path, enum ai_db_mode mode)
 {
+	int create = mode != AI_DB_READ;
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	int v;
 
 	if (!path)
 		ai_usage_err("a database is needed: -d FILE");
-	if (sqlite3_open_v2(path, &db, create ?
+	if (sqlite3_open_v2(path, &db, mode == AI_DB_CREATE ?
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
+			    mode == AI_DB_WRITE ? SQLITE_OPEN_READWRITE :
 			    SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
 		ai_die("cannot open database %s: %s", path, sqlite3_errmsg(db));
 	sqlite3_busy_timeout(db, 5000);
@@ -70,7 +76,7 @@ sqlite3 *ai_db_open(const char *path, int create)
 	if (v > AI_DB_SCHEMA_VERSION)
 		ai_die("%s has schema version %d; this tool knows %d", path, v,
 		       AI_DB_SCHEMA_VERSION);
-	if (create && v == 0) {
+	if (mode == AI_DB_CREATE && v == 0) {
 		char sql[64];
 
 		if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK)
@@ -79,7 +85,7 @@ sqlite3 *ai_db_open(const char *path, int create)
 			 AI_DB_SCHEMA_VERSION);
 		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 			ai_db_die(db, "setting the schema version");
-	} else if (!create && v == 0) {
+	} else if (v == 0) {
 		ai_die("%s holds no allocinfo snapshots (run 'allocinfo record' first)",
 		       path);
 	}
@@ -440,7 +446,7 @@ void ai_db_prune(sqlite3 *db, double before, int64_t *nsnap, int64_t *ntag,
  */
 void ai_db_merge(sqlite3 *db, const char *path, int64_t *added, int64_t *skipped)
 {
-	sqlite3 *src = ai_db_open(path, 0);	/* dies unless an allocinfo database */
+	sqlite3 *src = ai_db_open(path, AI_DB_READ);	/* dies unless an allocinfo database */
 	sqlite3_stmt *st, *has, *snp, *smp;
 
 	sqlite3_close(src);

@@ -17,7 +17,8 @@ struct ai_db_snap {
 	double taken_at;
 };
 
-sqlite3 *ai_db_open(const char *path, int create);
+enum ai_db_mode { AI_DB_READ, AI_DB_WRITE, AI_DB_CREATE };
+sqlite3 *ai_db_open(const char *path, enum ai_db_mode mode);
 int ai_db_snapshots(sqlite3 *db, struct ai_db_snap **out, size_t *n);
 int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
 		    int64_t **tag_ids);

@@ -162,6 +162,8 @@ check "and says what it removed" "removed $((snaps - 3)) snapshot(s); $("$BIN" r
 check "no tag is left without a sample" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM tag WHERE id NOT IN (SELECT tag_id FROM sample)')"
 check "no sample is left without its snapshot" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM sample WHERE snapshot_id NOT IN (SELECT id FROM snapshot)')"
 check "the leak is still found in what is left" "$rate" "$("$BIN" report leaks -d "$W/p.db" -b -H | grep " $leak_file:$leak_line " | awk '{ print $1 }')"
+"$BIN" prune -d "$W/nosuch.db" --keep 30d > /dev/null 2>&1
+check "prune of a missing database exits 1 and creates nothing" "1 no" "$? $([ -e "$W/nosuch.db" ] && echo yes || echo no)"
 "$BIN" prune -d "$W/p.db" --keep 30x > /dev/null 2> "$W/err"
 check "prune --keep 30x is a usage error" 2 $?
 grep -q "30d" "$W/err" && ok "and shows the form (30d)" || nok "and shows the form (30d)" "$(cat "$W/err")"
