@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "allocinfo.h"
 #include "cli.h"
@@ -62,6 +63,8 @@ sqlite3 *ai_db_open(const char *path, enum ai_db_mode mode)
 
 	if (!path)
 		ai_usage_err("a database is needed: -d FILE");
+	if (mode != AI_DB_CREATE && access(path, F_OK))
+		ai_die("%s: no such database (allocinfo record -d %s makes one)", path, path);
 	if (sqlite3_open_v2(path, &db, mode == AI_DB_CREATE ?
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
 			    mode == AI_DB_WRITE ? SQLITE_OPEN_READWRITE :
