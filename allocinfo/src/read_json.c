@@ -22,19 +22,28 @@ struct jp {
 	struct parser *ps;
 	char *buf, *p, *end;
 	int failed;
+	/* line counting, forward only: the line of pos, its start */
+	const char *pos, *bol;
+	size_t line;
 };
 
+/* The line and column of pos; positions are asked in input order. */
 static void at(struct jp *j, const char *pos, size_t *line, size_t *col)
 {
-	const char *c, *bol = j->buf;
+	const char *c;
 
-	*line = 1;
-	for (c = j->buf; c < pos && c < j->end; c++)
+	if (pos < j->pos) {	/* never in practice: count again */
+		j->pos = j->bol = j->buf;
+		j->line = 1;
+	}
+	for (c = j->pos; c < pos && c < j->end; c++)
 		if (*c == '\n') {
-			(*line)++;
-			bol = c + 1;
+			j->line++;
+			j->bol = c + 1;
 		}
-	*col = (size_t)(pos - bol) + 1;
+	j->pos = c;
+	*line = j->line;
+	*col = (size_t)(pos - j->bol) + 1;
 }
 
 static void syntax(struct jp *j, const char *what)
@@ -441,7 +450,8 @@ static void tag(struct jp *j)
 
 void ai_parse_json(struct parser *ps, char *buf, size_t len)
 {
-	struct jp j = { .ps = ps, .buf = buf, .p = buf, .end = buf + len };
+	struct jp j = { .ps = ps, .buf = buf, .p = buf, .end = buf + len,
+			.pos = buf, .bol = buf, .line = 1 };
 	struct ai_snap *s = ps->s;
 	size_t line, col;
 	char *key;
