@@ -181,11 +181,11 @@ if command -v ldd > /dev/null && ldd "$BIN" > /dev/null 2>&1; then
 	check "allocinfo top loads none of them at run time (LD_DEBUG)" 0 "$out"
 	"$BIN" plot --help | grep -q '^usage: allocinfo plot' && ok "allocinfo plot runs allocinfo-plot" || nok "allocinfo plot runs allocinfo-plot"
 	mkdir -p "$W/alone" && cp "$BIN" "$W/alone/allocinfo"
-	PATH=/usr/bin:/bin "$W/alone/allocinfo" plot -d x.db -o x.png > /dev/null 2> "$W/err"
+	PATH="$W/alone/none" "$W/alone/allocinfo" plot -d x.db -o x.png > /dev/null 2> "$W/err"
 	rc=$?
 	if [ $rc = 1 ] && grep -q "allocinfo-plot" "$W/err"; then ok "without allocinfo-plot: plot exits 1 naming it"
 	else nok "without allocinfo-plot: plot exits 1 naming it" "exit $rc: $(cat "$W/err")"; fi
-	"$W/alone/allocinfo" --help | grep -q 'plot .*not installed' && ok "and --help says plot is not installed" || nok "and --help says plot is not installed"
+	PATH="$W/alone/none" "$W/alone/allocinfo" --help | grep -q 'plot .*not installed' && ok "and --help says plot is not installed" || nok "and --help says plot is not installed"
 else
 	n=$((n + 1)); echo "ok $n - # SKIP ldd missing, or $BIN is not dynamic"
 fi

@@ -31,6 +31,12 @@ check "no @BINDIR@ left" "" "$(grep -l '@' "$W/root/usr/lib/systemd/system/"* 2>
 out=$(make -s -C "$TOPDIR" uninstall DESTDIR="$W/root" PREFIX=/usr 2>&1)
 check "make uninstall removes them" "" "$(cd "$W/root" && find . -type f)"
 
+# NO_PLOT=1: no allocinfo-plot, and allocinfo says plot is not installed
+make -s -C "$TOPDIR" install NO_PLOT=1 DESTDIR="$W/np" PREFIX=/usr > /dev/null 2>&1
+check "make install NO_PLOT=1: allocinfo without allocinfo-plot" "allocinfo" "$(ls "$W/np/usr/bin")"
+PATH="$W/np/none" "$W/np/usr/bin/allocinfo" --help | grep -q 'plot .*not installed' &&
+	ok "and its --help says plot is not installed" || nok "and its --help says plot is not installed"
+
 # a real prefix: the units can be verified and their commands run
 pfx=$W/pfx
 make -s -C "$TOPDIR" install PREFIX="$pfx" > /dev/null 2>&1
