@@ -12,6 +12,10 @@ python3
 sqlite3
 busybox-static
 man-db
+strace
+prometheus
+prometheus-node-exporter
+curl
 "
 # gcc, make, libc6-dev, pkg-config: the build, static included
 # libsqlite3-dev: record/report (libsqlite3.a for the static build)
@@ -21,6 +25,12 @@ man-db
 # sqlite3: the record test reads the database with SQL
 # busybox-static: guest-check.sh runs under busybox sh in the host tests
 # man-db: the man page test
+# strace: the test that export -o syncs before it renames
+# prometheus: promtool tests the alert rules and lints the export; the
+#   end-to-end test runs its own Prometheus server on 127.0.0.1
+# prometheus-node-exporter: the end-to-end test serves the export with the
+#   textfile collector on 127.0.0.1 (its own process, on a free port)
+# curl: the end-to-end test scrapes node_exporter and queries Prometheus
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'install ok installed' && continue

@@ -15,6 +15,7 @@
 #define AI_EXIT_FATAL	1	/* could not read input, database error, ... */
 #define AI_EXIT_USAGE	2	/* bad command line */
 #define AI_EXIT_SKIPPED	3	/* ran, but some input lines were skipped */
+#define AI_EXIT_FOUND	4	/* report leaks: there are leak suspects */
 
 #define AI_DEFAULT_INPUT "/proc/allocinfo"
 
@@ -48,7 +49,8 @@ struct ai_snap {
 	size_t nlines;		/* input lines */
 	size_t skipped;		/* malformed lines left out */
 	size_t warnings;	/* other problems (missing header, ...) */
-	size_t msgs;		/* messages printed so far */
+	char **owned;		/* strings made by merging (extra of sums) */
+	size_t nowned, capowned;
 };
 
 struct ai_parse_opts {
@@ -57,16 +59,22 @@ struct ai_parse_opts {
 	size_t max_msgs;	/* stop printing after this many; 0 = no limit */
 };
 
-/* parse.c */
+/* read.c: read an input and parse it into a snapshot */
 int ai_read_fd(int fd, char **buf, size_t *len);
 int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o);
 void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
 		     const struct ai_parse_opts *o);
-void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o);
 void ai_snap_free(struct ai_snap *s);
+
+/* model.c: tag keys, the hash set that pairs them, sort orders */
 int ai_tag_cmp_name(const struct ai_tag *a, const struct ai_tag *b);
 uint64_t ai_tag_hash(const struct ai_tag *t);
 int ai_tag_same(const struct ai_tag *a, const struct ai_tag *b);
+const char *ai_module_name(const struct ai_tag *t);
+/* the group of a tag: by module, subsys (mm/, drivers/gpu/) or file */
+void ai_group_name(const struct ai_tag *t, const char *by, char *b, size_t n);
+/* key: size (or bytes), calls, name, input (input order); -1 for others */
+int ai_sort_tags(struct ai_tag **v, size_t n, const char *key);
 
 /* hash set of indexes; the caller compares */
 struct ai_hmap {
@@ -76,35 +84,45 @@ struct ai_hmap {
 void ai_hmap_init(struct ai_hmap *m, size_t n);
 void ai_hmap_free(struct ai_hmap *m);
 
-/* util.c */
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t sz);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-void ai_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void ai_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void ai_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+/* output.c: sizes and tags as text */
 const char *ai_human(int64_t v, char *buf, size_t n);
 const char *ai_human_d(double v, char *buf, size_t n);
 const char *ai_fmt_i128(__int128 v, int exact, int sign, char *buf, size_t n);
 const char *ai_fmt_size(int64_t v, int exact, char *buf, size_t n);
-int ai_parse_size(const char *s, int64_t *out);
-int ai_parse_u64(const char *s, uint64_t *out);
-void ai_json_str(FILE *f, const char *s);
-void ai_csv_str(FILE *f, const char *s);
-void ai_prom_str(FILE *f, const char *s);
-const char *ai_module_name(const struct ai_tag *t);
 void ai_fmt_tag(FILE *f, const struct ai_tag *t);
+const char *ai_fmt_rate(double r, int exact, char *b, size_t n);
+const char *ai_fmt_duration(double s, char *b, size_t n);
 
-/* export.c */
+/* formats.c: the export formats and their escaping */
 enum ai_export_fmt { AI_EXPORT_PROM, AI_EXPORT_JSON, AI_EXPORT_CSV };
 void ai_export(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 	       size_t n, enum ai_export_fmt fmt);
+struct ai_prom_opts {
+	const char *by[4];	/* tag, module, subsys, file; none: tag */
+	size_t nby;
+	uint64_t limit;		/* the N largest series, the rest in other; 0 = all */
+	int profiling;		/* /proc/sys/vm/mem_profiling: 1, 0; -1 = unknown */
+};
+void ai_export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
+		    size_t n, const struct ai_prom_opts *o);
+void ai_json_str(FILE *f, const char *s);
+void ai_json_strn(FILE *f, const char *s, size_t n);
+void ai_csv_str(FILE *f, const char *s);
+void ai_prom_str(FILE *f, const char *s);
 
-/* db.c */
-int cmd_record(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_plot(int argc, char **argv);
+/* util.c: memory, messages, numbers, atomic files */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t sz);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+void ai_keep(char *p);
+void ai_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void ai_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ai_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+int ai_parse_size(const char *s, int64_t *out);
+int ai_parse_u64(const char *s, uint64_t *out);
+FILE *ai_atomic_open(const char *out, char **tmp);
+void ai_atomic_commit(FILE *f, char *tmp, const char *out);
 
 extern const char *ai_prog;
 

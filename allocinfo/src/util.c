@@ -3,10 +3,14 @@
  * Small helpers: allocation, messages, sizes and output escaping.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "allocinfo.h"
 
@@ -64,76 +68,31 @@ void *xrealloc(void *p, size_t n)
 	return p;
 }
 
+/* Strings that live as long as the command: freed at exit. */
+static char **kept;
+static size_t nkept;
+
+static void free_kept(void)
+{
+	while (nkept)
+		free(kept[--nkept]);
+	free(kept);
+	kept = NULL;
+}
+
+void ai_keep(char *p)
+{
+	if (!kept)
+		atexit(free_kept);
+	kept = xrealloc(kept, (nkept + 1) * sizeof(*kept));
+	kept[nkept++] = p;
+}
+
 char *xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 
 	return memcpy(xmalloc(n), s, n);
-}
-
-/* 1023 -> "1023B", 4096 -> "4.0KiB", -3276800 -> "-3.1MiB" */
-const char *ai_human_d(double v, char *buf, size_t n)
-{
-	static const char *const unit[] = {
-		"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"
-	};
-	double d = fabs(v);
-	int u = -1;
-
-	if (d < 1024) {
-		snprintf(buf, n, "%.0fB", v);
-		return buf;
-	}
-	while (d >= 1024 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	/* 1023.96 KiB would round to "1024.0KiB": go one unit up */
-	if (d >= 1023.95 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	snprintf(buf, n, "%s%.1f%s", v < 0 ? "-" : "", d, unit[u]);
-	return buf;
-}
-
-const char *ai_human(int64_t v, char *buf, size_t n)
-{
-	return ai_human_d((double)v, buf, n);
-}
-
-/* a 128-bit integer, exact or human; sign: a '+' before positive values */
-const char *ai_fmt_i128(__int128 v, int exact, int sign, char *buf, size_t n)
-{
-	char tmp[48];
-	size_t k = sizeof(tmp);
-	unsigned __int128 u = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
-
-	if (!exact) {
-		ai_human_d((double)v, tmp, sizeof(tmp));
-		snprintf(buf, n, "%s%s", sign && v > 0 ? "+" : "", tmp);
-		return buf;
-	}
-	tmp[--k] = '\0';
-	do {
-		tmp[--k] = '0' + (int)(u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		tmp[--k] = '-';
-	else if (sign && v > 0)
-		tmp[--k] = '+';
-	snprintf(buf, n, "%s", tmp + k);
-	return buf;
-}
-
-const char *ai_fmt_size(int64_t v, int exact, char *buf, size_t n)
-{
-	if (exact) {
-		snprintf(buf, n, "%lld", (long long)v);
-		return buf;
-	}
-	return ai_human(v, buf, n);
 }
 
 int ai_parse_u64(const char *s, uint64_t *out)
@@ -181,72 +140,63 @@ int ai_parse_size(const char *s, int64_t *out)
 	return 0;
 }
 
-void ai_json_str(FILE *f, const char *s)
+/*
+ * Write OUT atomically: a unique temporary file next to it (OUT.XXXXXX,
+ * which the textfile collector ignores: it reads *.prom only), synced,
+ * then renamed over OUT. Two runs never share the temporary file, and
+ * it is removed when anything fails.
+ */
+FILE *ai_atomic_open(const char *out, char **tmpp)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
+	char *tmp = xmalloc(strlen(out) + 8);
+	mode_t um = umask(0);
+	FILE *f;
+	int fd;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	umask(um);
+	sprintf(tmp, "%s.XXXXXX", out);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		ai_die("cannot create a temporary file next to %s: %s", out,
+		       strerror(errno));
+	/* mkstemp() makes it 0600: the collector may run as another user */
+	if (fchmod(fd, 0666 & ~um) || !(f = fdopen(fd, "w"))) {
+		int e = errno;
+
+		unlink(tmp);
+		ai_die("cannot write %s: %s", tmp, strerror(e));
 	}
-	fputc('"', f);
+	*tmpp = tmp;
+	return f;
 }
 
-/* RFC 4180: quote when the field holds a comma, quote or line break */
-void ai_csv_str(FILE *f, const char *s)
+void ai_atomic_commit(FILE *f, char *tmp, const char *out)
 {
-	if (!s[strcspn(s, ",\"\r\n")] && *s != ' ' &&
-	    (!*s || s[strlen(s) - 1] != ' ')) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
+	int bad = ferror(f), e = 0, dfd;
+	char *dir;
 
-/* Prometheus label value: escape backslash, double quote and newline */
-void ai_prom_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '\\')
-			fputs("\\\\", f);
-		else if (*s == '"')
-			fputs("\\\"", f);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
+	errno = 0;
+	if (fflush(f) || bad || fsync(fileno(f)))
+		e = errno ? errno : EIO;
+	if (fclose(f) && !e)
+		e = errno ? errno : EIO;
+	if (e) {
+		unlink(tmp);
+		ai_die("write error on %s: %s (nothing written to %s)", tmp,
+		       strerror(e), out);
 	}
-	fputc('"', f);
-}
-
-const char *ai_module_name(const struct ai_tag *t)
-{
-	return *t->module ? t->module : "vmlinux";
-}
-
-/* The tag as the kernel prints it: file:line [module] func:name extra */
-void ai_fmt_tag(FILE *f, const struct ai_tag *t)
-{
-	fprintf(f, "%s:%u", t->file, t->line);
-	if (*t->module)
-		fprintf(f, " [%s]", t->module);
-	fprintf(f, " func:%s", t->func);
-	if (*t->extra)
-		fprintf(f, " %s", t->extra);
+	if (rename(tmp, out)) {
+		e = errno;
+		unlink(tmp);
+		ai_die("cannot rename %s to %s: %s", tmp, out, strerror(e));
+	}
+	/* the rename itself, on disk */
+	dir = xstrdup(out);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(dir);
+	free(tmp);
 }

@@ -13,7 +13,7 @@ check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
 got:  $3"; fi; }
 s=$HERE/samples/linux-6.12-x86_64.txt
 
-for c in top tree diff export record report plot; do
+for c in top tree diff export record report prune merge plot; do
 	out=$("$BIN" "$c" --help); rc=$?
 	if [ $rc -eq 0 ] && [[ $out == "usage: allocinfo $c"* ]]; then ok "$c --help"; else nok "$c --help" "$rc $out"; fi
 	out=$("$BIN" help "$c")
@@ -49,6 +49,234 @@ t=$(mktemp -d)
 check "export -o FILE writes FILE" "$("$BIN" export -f "$s")" "$(cat "$t/allocinfo.prom")"
 [ ! -e "$t/allocinfo.prom.tmp" ] && ok "and leaves no FILE.tmp" || nok "and leaves no FILE.tmp"
 rm -rf "$t"
+
+# duplicates: the sum is accurate:no when any of its lines is, in either order
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+dup_a='        4096        1 mm/x.c:1 func:f '
+dup_b='        8192        2 mm/x.c:1 func:f accurate:no '
+for order in ab ba; do
+	if [ $order = ab ]; then l1=$dup_a l2=$dup_b; else l1=$dup_b l2=$dup_a; fi
+	in=$(printf 'allocinfo - version: 2.0\n%s\n%s\n' "$l1" "$l2")
+	check "duplicates ($order): top shows the sum as accurate:no" "12288 3 mm/x.c:1 func:f accurate:no (2 lines)" \
+		"$(printf '%s\n' "$in" | "$BIN" top -b -H -f - | awk '{ $1 = $1; print }')"
+	check "duplicates ($order): json extra says accurate no" '"extra":{"accurate":"no"}' \
+		"$(printf '%s\n' "$in" | "$BIN" export -F json -f - | grep -o '"extra":{[^}]*}')"
+	rm -f "$W/d.db"
+	printf '%s\n' "$in" | "$BIN" record -q -d "$W/d.db" -f -
+	if command -v sqlite3 > /dev/null; then
+		check "duplicates ($order): record stores accurate:no" "accurate:no" "$(sqlite3 "$W/d.db" 'SELECT extra FROM sample')"
+	fi
+done
+
+# long options are not abbreviated: diff has no --by, and --by is no --bytes
+"$BIN" diff --by module "$s" "$s" > /dev/null 2> "$W/err"
+check "diff --by module is a usage error (no abbreviation of --bytes)" 2 $?
+grep -q -- "--by" "$W/err" && ok "and the message names --by" || nok "and the message names --by" "$(cat "$W/err")"
+"$BIN" top --byte -f "$s" > /dev/null 2>&1
+check "top --byte (an abbreviation) is a usage error" 2 $?
+"$BIN" top --bytes=x -f "$s" > /dev/null 2>&1
+check "top --bytes=x is a usage error" 2 $?
+check "top --input=FILE and --sort=name still work" "$("$BIN" top -b -H -s name -f "$s")" "$("$BIN" top -b -H --sort=name --input="$s")"
+# the hint names the command
+"$BIN" diff --sort=weight "$s" "$s" > /dev/null 2> "$W/err"
+grep -q "allocinfo diff --help" "$W/err" && ok "the usage hint names the command (allocinfo diff --help)" ||
+	nok "the usage hint names the command (allocinfo diff --help)" "$(cat "$W/err")"
+# a directory pattern: mm/ is everything under mm/
+check "--path mm/ is --path 'mm/*'" "$("$BIN" top -b -H -n 0 -f "$s" --path 'mm/*')" "$("$BIN" top -b -H -n 0 -f "$s" --path mm/)"
+[ -n "$("$BIN" top -b -H -n 0 -f "$s" --path mm/)" ] && ok "--path mm/ matches something" || nok "--path mm/ matches something"
+
+# several patterns of a filter are OR-ed; !GLOB excludes
+m=$HERE/samples/modules-dups-negative.txt
+check "--module ttm --module virtio_net: both modules" "$(awk 'NR > 2 && ($4 == "[ttm]" || $4 == "[virtio_net]")' "$m" | wc -l)" \
+	"$("$BIN" top -q -b -H -n 0 -f "$m" --module ttm --module virtio_net | wc -l)"
+check "--module '!vmlinux': every module tag" "$(awk 'NR > 2 && $4 ~ /^\[/' "$m" | awk '{ print $4 }' | sort -u | wc -l)" \
+	"$("$BIN" top -q -b -H -n 0 -f "$m" --module '!vmlinux' | awk '{ print $4 }' | sort -u | wc -l)"
+check "--path '!mm/' --path '!fs/*': neither mm nor fs" "$(awk 'NR > 2 && $3 !~ /^(mm|fs)\//' "$s" | wc -l)" \
+	"$("$BIN" top -q -b -H -n 0 -f "$s" --path '!mm/' --path '!fs/*' | wc -l)"
+check "--path 'mm/*' --path '!mm/slub.c': includes, then excludes" "$(awk 'NR > 2 && $3 ~ /^mm\// && $3 !~ /^mm\/slub.c:/' "$s" | wc -l)" \
+	"$("$BIN" top -q -b -H -n 0 -f "$s" --path 'mm/*' --path '!mm/slub.c' | wc -l)"
+
+# a full output device is an error, not silence
+if [ -w /dev/full ]; then
+	for args in "top -f $s" "tree -f $s" "diff $s $m" "export -f $s" "export -F json -f $s" "top --help"; do
+		"$BIN" $args > /dev/full 2> "$W/err"
+		rc=$?
+		if [ $rc = 1 ] && grep -q "write error" "$W/err"; then ok "allocinfo $args > /dev/full: write error, exit 1"
+		else nok "allocinfo $args > /dev/full: write error, exit 1" "exit $rc: $(cat "$W/err")"; fi
+	done
+else
+	n=$((n + 1)); echo "ok $n - # SKIP no /dev/full"
+fi
+
+# export -o: a unique temporary file, removed when the write fails
+mkdir -p "$W/o"
+( trap '' XFSZ; ulimit -f 1; "$BIN" export -f "$s" -o "$W/o/allocinfo.prom" ) > /dev/null 2> "$W/err"
+rc=$?
+if [ $rc = 1 ] && grep -q "write error" "$W/err"; then ok "export -o on a full disk (ulimit -f): write error, exit 1"
+else nok "export -o on a full disk (ulimit -f): write error, exit 1" "exit $rc: $(cat "$W/err")"; fi
+check "and leaves no file behind" "" "$(ls -A "$W/o")"
+rm -rf "$W/o"/*
+mkdir "$W/o/allocinfo.prom.tmp"
+"$BIN" export -f "$s" -o "$W/o/allocinfo.prom" 2> "$W/err"
+check "export -o does not depend on the name FILE.tmp being free" 0 $?
+check "the file is readable by the collector (0644 under umask 022)" 644 "$( umask 022; rm -f "$W/o/allocinfo.prom"; "$BIN" export -f "$s" -o "$W/o/allocinfo.prom"; stat -c %a "$W/o/allocinfo.prom")"
+if command -v strace > /dev/null && strace -o /dev/null true 2> /dev/null; then
+	strace -f -e trace=fsync,fdatasync,rename,renameat,renameat2 -o "$W/strace" "$BIN" export -f "$s" -o "$W/o/allocinfo.prom"
+	check "export -o syncs the file before renaming it" "sync rename" "$(grep -oE '^[0-9]+ +(fsync|fdatasync|rename[a-z0-9]*)' "$W/strace" | awk '{ print $2 }' | sed 's/^f\{0,1\}d\{0,1\}a\{0,1\}t\{0,1\}a\{0,1\}sync$/sync/; s/^rename.*/rename/' | head -n 2 | tr '\n' ' ' | sed 's/ $//')"
+else
+	n=$((n + 1)); echo "ok $n - # SKIP strace not installed, or ptrace not allowed here"
+fi
+
+# the header anywhere: sort -g -r /proc/allocinfo | allocinfo top -f -
+for f in "$s" "$HERE/samples/format-2.0.txt"; do
+	sort -g -r "$f" | "$BIN" top -b -H -n 0 -s name -f - > "$W/sorted" 2> "$W/err"
+	rc=$?
+	check "sort -g -r $(basename "$f") | top -f -: exit 0, no message" "0 " "$rc $(cat "$W/err")"
+	check "and the same tags as the file" "$("$BIN" top -b -H -n 0 -s name -f "$f")" "$(cat "$W/sorted")"
+done
+sort -g -r "$HERE/samples/format-2.0.txt" | "$BIN" export -F json -f - | grep -q '"version":"2.0"' &&
+	ok "a header read late still gives the version" || nok "a header read late still gives the version"
+printf 'allocinfo - version: 1.0\n        4096        1 a.c:1 func:a \nallocinfo - version: 1.0\n        4096        1 a.c:2 func:b \n' |
+	"$BIN" top -H -f - > /dev/null 2> "$W/err"
+check "a second header is a malformed line (exit 3)" 3 $?
+grep -q ':3: .*second header' "$W/err" && ok "and says so at its line" || nok "and says so at its line" "$(cat "$W/err")"
+
+# JSON extra: long values kept, a repeated key written once
+long=$(head -c 300 /dev/zero | tr '\0' v)
+out=$(printf 'allocinfo - version: 2.0\n        4096        1 a.c:1 func:a note:%s \n' "$long" | "$BIN" export -F json -f - |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)["tags"][0]["extra"].get("note", "")))')
+check "json: a 300-character extra value is kept" 300 "$out"
+out=$(printf 'allocinfo - version: 2.0\n        4096        1 a.c:1 func:a k:1 k:2 accurate:yes accurate:no \n' | "$BIN" export -F json -f -)
+check "json: a repeated key is written once (the first value; accurate:no wins)" '"extra":{"k":"1","accurate":"no"}' \
+	"$(printf '%s\n' "$out" | grep -o '"extra":{[^}]*}')"
+printf '%s\n' "$out" | python3 -c 'import json, sys; json.load(sys.stdin)' && ok "json: still valid JSON" || nok "json: still valid JSON" "$out"
+
+# an option a command does not use is a usage error, not ignored
+for args in "export -b -f $s" "export -H -f $s" "export -k -f $s" "export -F prometheus -k -f $s" "diff -k $s $s" \
+	"diff -f $s $s $s" "report snapshots -d $W/none.db --module x" "report snapshots -d $W/none.db -n 3" \
+	"report growth -d $W/none.db --at 2" "report growth -d $W/none.db -s name" "report growth -d $W/none.db --min-rate 3" \
+	"report top -d $W/none.db --from 1" "report top -d $W/none.db --min-snapshots 3" "report leaks -d $W/none.db -s name" \
+	"report leaks -d $W/none.db --min 4K" "report leaks -d $W/none.db --at 1"; do
+	"$BIN" $args > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q "does not apply" "$W/err"; then ok "allocinfo $args: 'does not apply', exit 2"
+	else nok "allocinfo $args: 'does not apply', exit 2" "exit $rc: $(cat "$W/err")"; fi
+done
+"$BIN" export -k -F json -f "$s" > /dev/null
+check "export -k -F json is fine" 0 $?
+# export -n N: the N largest tags (N series of each metric)
+want=$(awk 'NR > 2 { print $1, $3 }' "$s" | sort -k1,1nr | head -n 5 | awk '{ print $2 }' | sort)
+got=$("$BIN" export -n 5 -f "$s" | sed -n 's/^allocinfo_bytes{file="\([^"]*\)",line="\([0-9]*\)".*/\1:\2/p' | sort)
+check "export -n 5: the 5 largest tags" "$want" "$got"
+
+# the reading commands carry no graphics: plot is a separate program
+PLOT=$(dirname "$BIN")/$(basename "$BIN" | sed 's/^allocinfo/allocinfo-plot/')
+if command -v ldd > /dev/null && ldd "$BIN" > /dev/null 2>&1; then
+	[ -x "$PLOT" ] && ok "allocinfo-plot is built next to allocinfo" || nok "allocinfo-plot is built next to allocinfo ($PLOT)"
+	check "ldd allocinfo: no cairo, X11, xcb, fontconfig, freetype or pixman" "" \
+		"$(ldd "$BIN" | grep -E 'libcairo|libX|libxcb|libfontconfig|libfreetype|libpixman|libpng' | awk '{ print $1 }' | tr '\n' ' ')"
+	ldd "$PLOT" | grep -q libcairo && ok "ldd allocinfo-plot: cairo is there" || nok "ldd allocinfo-plot: cairo is there"
+	out=$(LD_DEBUG=libs "$BIN" top -n 1 -f "$s" 2>&1 > /dev/null | grep -cE 'calling init: .*(libcairo|libX11|libfontconfig)')
+	check "allocinfo top loads none of them at run time (LD_DEBUG)" 0 "$out"
+	"$BIN" plot --help | grep -q '^usage: allocinfo plot' && ok "allocinfo plot runs allocinfo-plot" || nok "allocinfo plot runs allocinfo-plot"
+	mkdir -p "$W/alone" && cp "$BIN" "$W/alone/allocinfo"
+	PATH="$W/alone/none" "$W/alone/allocinfo" plot -d x.db -o x.png > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "allocinfo-plot" "$W/err"; then ok "without allocinfo-plot: plot exits 1 naming it"
+	else nok "without allocinfo-plot: plot exits 1 naming it" "exit $rc: $(cat "$W/err")"; fi
+	PATH="$W/alone/none" "$W/alone/allocinfo" --help | grep -q 'plot .*not installed' && ok "and --help says plot is not installed" || nok "and --help says plot is not installed"
+else
+	n=$((n + 1)); echo "ok $n - # SKIP ldd missing, or $BIN is not dynamic"
+fi
+
+# export -n N (per tag): the kept series and allocinfo_other_bytes add up to the profile
+out=$("$BIN" export -n 7 -f "$s")
+check "export -n 7: kept + other = every tag's bytes ($(awk 'NR > 2 { s += $1 } END { print s }' "$s"))" \
+	"$(awk 'NR > 2 { s += $1 } END { print s }' "$s")" \
+	"$(printf '%s\n' "$out" | awk '/^allocinfo_bytes\{/ || /^allocinfo_other_bytes / { s += $NF } END { print s }')"
+check "export: no metric ends in _total (they are all gauges)" "" "$("$BIN" export -f "$s" --by module | grep -E '^# TYPE' | awk '$3 ~ /_total$/ || $4 != "gauge"')"
+# allocinfo_profiling_enabled, from /proc/sys/vm/mem_profiling (or $ALLOCINFO_MEM_PROFILING)
+for v in 0 1; do
+	echo $v > "$W/mp"
+	check "export: mem_profiling $v gives allocinfo_profiling_enabled $v" "allocinfo_profiling_enabled $v" \
+		"$(ALLOCINFO_MEM_PROFILING=$W/mp "$BIN" export -f "$s" | grep '^allocinfo_profiling_enabled')"
+done
+check "export of a capture: no allocinfo_profiling_enabled" "" "$("$BIN" export -f "$s" | grep '^allocinfo_profiling_enabled')"
+"$BIN" export -F json --by module -f "$s" > /dev/null 2>&1
+check "export -F json --by module is a usage error" 2 $?
+
+# top --avg: bytes / calls, computed here with awk (integer division, as C)
+want=$(awk 'NR > 2 { printf "%d %d %s\n", $1, ($2 ? int($1 / $2) : -1), $3 }' "$s" | sort)
+got=$("$BIN" top --avg -b -H -n 0 -f "$s" | awk '{ printf "%d %d %s\n", $1, ($3 == "-" ? -1 : $3), $4 }' | sort)
+check "top --avg: AVG is bytes / calls for every tag" "$want" "$got"
+check "top --avg -c 2 (a count without --watch) is a usage error" "2" \
+	"$("$BIN" top --avg -c 2 -f "$s" > /dev/null 2>&1; echo $?)"
+# top --watch: refreshes with rates; the file changes between them
+wf=$W/watch.txt
+awk -v k=0 'NR <= 2 { print; next } { print }' "$s" > "$wf"
+"$BIN" top --watch 0.2 -c 3 -b -n 5 -f "$wf" > "$W/w0" 2>&1
+check "top --watch 0.2 -c 3: three refreshes" 3 "$(grep -c '^# .*refresh' "$W/w0")"
+check "an unchanged file: every rate after the first refresh is 0" "0.00" \
+	"$(awk '/^# / { r++ } r > 1 && $3 ~ /^[+-]?[0-9.]+$/ { print $3 + 0 }' "$W/w0" | sort -u | awk '{ printf "%.2f", $1 }')"
+# a tag that is not the largest grows 1 MiB every 0.1 s while top watches
+grow=mm/page_ext.c:271
+( for k in $(seq 1 40); do
+	awk -v k=$k -v g=$grow 'NR <= 2 { print; next } $3 == g { printf "%12d %8d %s %s \n", $1 + k * 1048576, $2, $3, $4; next } { print }' "$s" > "$wf.new"
+	mv "$wf.new" "$wf"; sleep 0.1
+done ) &
+wpid=$!
+for i in $(seq 50); do cmp -s "$wf" "$s" || break; sleep 0.1; done
+"$BIN" top --watch 0.3 -c 4 -b -s rate -n 3 -f "$wf" > "$W/w1" 2>&1
+kill $wpid 2> /dev/null; wait $wpid 2> /dev/null
+# each refresh: "# ..., S s since the last", then rows SIZE CALLS RATE TAG;
+# the growing tag's rate must be its size change over S, within rounding
+bad=$(awk -v g=$grow '
+	/^# .* since the last/ { for (i = 1; i <= NF; i++) if ($i == "s" && $(i + 1) == "since") dt = $(i - 1); next }
+	/^# / { dt = 0; next }
+	$4 == g { if (prev != "" && dt > 0) { n++; want = ($1 - prev) / dt; if ((want - $3) ^ 2 > (0.02 * want + 1) ^ 2 * 4) print "size " prev " -> " $1 " over " dt " s: rate " $3 ", want " want } prev = $1 }
+	END { if (!n) print "no two refreshes showed " g }' "$W/w1")
+check "top --watch: RATE is the change of size over the time printed" "" "$bad"
+check "top --watch -s rate: the growing tag ($grow, 7th by size) first once rates are known" "$grow" \
+	"$(awk '/^# .* since the last/ { getline; getline; print $4; exit }' "$W/w1")"
+"$BIN" top --watch 0.2 -f - < "$s" > /dev/null 2>&1
+check "top --watch -f - (stdin read once) is a usage error" 2 $?
+# diff --seconds: RATE = DELTA / seconds
+m2=$HERE/samples/early-module-form.txt
+want=$("$BIN" diff -b -H "$m" "$m2" | awk '{ printf "%.2f\n", $1 / 300 }')
+got=$("$BIN" diff -b -H --seconds 300 "$m" "$m2" | awk '{ printf "%.2f\n", $3 }')
+check "diff --seconds 300: RATE is DELTA / 300 for every tag" "$want" "$got"
+touch -d @1700000000 "$W/old.txt"; cp "$m" "$W/old.txt"; touch -d @1700000000 "$W/old.txt"
+cp "$m2" "$W/new.txt"; touch -d @1700000600 "$W/new.txt"
+check "diff --seconds mtime: 600 s from the files' times" "$("$BIN" diff -b -H --seconds 600 "$m" "$m2")" \
+	"$("$BIN" diff -b -H --seconds mtime "$W/old.txt" "$W/new.txt")"
+"$BIN" diff --seconds mtime "$W/new.txt" "$W/old.txt" > /dev/null 2>&1
+check "diff --seconds mtime with NEW older than OLD is a usage error" 2 $?
+
+# JSON input: errors name the place and keep what was read
+js='{"version":"2.0","tags":[
+{"file":"a.c","line":1,"module":null,"func":"f","bytes":4096,"calls":1,"extra":{}},
+{"file":"b.c","line":2,"module":"m","bytes":10,"calls":1,"extra":{}},
+{"file":"c.c","line":3,"module":null,"func":"h","bytes":1.5,"calls":1}'
+printf '%s\n' "$js" | "$BIN" top -b -H -f - > "$W/out" 2> "$W/err"
+check "JSON: a tag without func and a fraction: exit 3" 3 $?
+grep -q '(stdin):3: JSON: a tag without "func"' "$W/err" && ok "JSON: the tag without func is named by its line" ||
+	nok "JSON: the tag without func is named by its line" "$(cat "$W/err")"
+grep -q '(stdin):4: JSON: expected an integer, not a fraction at column' "$W/err" && ok "JSON: the syntax error by line and column" ||
+	nok "JSON: the syntax error by line and column" "$(cat "$W/err")"
+check "JSON: the tags read before are kept" "4096 1 a.c:1 func:f" "$(awk '{ $1 = $1; print }' "$W/out")"
+printf '{"tags":[{"file":"a b.c","line":1,"func":"f","bytes":1,"calls":1}]}' | "$BIN" top -f - > /dev/null 2> "$W/err"
+grep -q 'a file that is empty or not printable ASCII' "$W/err" && ok "JSON: a file name with a space is rejected" || nok "JSON: a file name with a space is rejected" "$(cat "$W/err")"
+printf '{"tags":[{"file":"a.c","line":1,"func":"f","bytes":1,"calls":1,"extra":{"accurate":"no"}}]}' | "$BIN" export -f - | grep -q 'accurate="no"' &&
+	ok "JSON: extra accurate:no is read back" || nok "JSON: extra accurate:no is read back"
+
+# JSON input in linear time: 100,000 tags well within 15 s (line numbers
+# for messages are counted forward, not from the start for each tag)
+awk 'BEGIN { print "allocinfo - version: 1.0"; for (i = 0; i < 100000; i++) printf "%12d %8d d%d/f%d.c:%d func:f%d \n", i * 37 % 1000000, i % 1000, i % 50, i % 5000, i % 300, i }' > "$W/big.txt"
+"$BIN" export -q -F json -f "$W/big.txt" > "$W/big.json"
+timeout 15 "$BIN" top -n 5 -f "$W/big.json" > "$W/bigj.out" 2>&1
+check "JSON input: 100,000 tags read within 15 s" 0 $?
+check "and the same top as the text" "$("$BIN" top -n 5 -f "$W/big.txt")" "$(cat "$W/bigj.out")"
 
 # the man page
 if command -v man > /dev/null; then

@@ -87,6 +87,120 @@ check "report top --at @T picks the last snapshot at or before T" \
 	"$("$BIN" report top -d "$db" --at @$((t0 + 3 * interval + 59)) -b -H -n 5)"
 check "report snapshots lists them" "$snaps" "$("$BIN" report snapshots -d "$db" -H | grep -c 'k=')"
 
+# leaks by regression: a steady grower under jitter is found, noise is not.
+# 20 snapshots 60 s apart: fs/jitter.c grows 143 B/s with up to +-30 KiB of
+# jitter, fs/noise.c only jitters. The expected rate (least-squares slope)
+# and fit (R^2) are computed here with awk; the documented rule: slope > 0
+# and R^2 >= 0.5.
+jdb=$W/jitter.db
+for k in $(seq 0 19); do
+	awk -v k="$k" 'BEGIN {
+		srand(42); for (i = 0; i <= k; i++) { j = int((rand() * 2 - 1) * 30720); z = int((rand() * 2 - 1) * 30720) }
+		print "allocinfo - version: 1.0"
+		printf "%12d %8d fs/jitter.c:1 func:jitter_alloc \n", 1048576 + 143 * 60 * k + j, 100 + k
+		printf "%12d %8d fs/noise.c:1 func:noise_alloc \n", 1048576 + z, 100
+		printf "%12d %8d fs/steady.c:1 func:steady_alloc \n", 4096, 1
+	}' > "$W/j$k.txt"
+	"$BIN" record -q -d "$jdb" -f "$W/j$k.txt" --time $((t0 + k * 60))
+done
+fit() {	# fit FILE-PATTERN: "slope r2" of bytes over time for tag $1
+	for k in $(seq 0 19); do awk -v t=$((k * 60)) -v tag="$1" '$3 == tag { print t, $1 }' "$W/j$k.txt"; done |
+	awk '{ n++; x[n] = $1; y[n] = $2; sx += $1; sy += $2 }
+	END { mx = sx / n; my = sy / n
+		for (i = 1; i <= n; i++) { sxx += (x[i] - mx) ^ 2; syy += (y[i] - my) ^ 2; sxy += (x[i] - mx) * (y[i] - my) }
+		printf "%+.2f %.4f\n", sxy / sxx, syy ? sxy * sxy / (sxx * syy) : 0 }'
+}
+read -r jslope jr2 <<< "$(fit fs/jitter.c:1)"
+read -r nslope nr2 <<< "$(fit fs/noise.c:1)"
+awk -v r="$jr2" 'BEGIN { exit !(r >= 0.5) }' && ok "the jittery grower fits a line (R^2 $jr2 >= 0.5)" || nok "the jittery grower fits a line (R^2 $jr2)"
+awk -v r="$nr2" -v s="$nslope" 'BEGIN { exit !(r < 0.5 || s <= 0) }' && ok "the noise does not (R^2 $nr2, slope $nslope)" || nok "the noise does not (R^2 $nr2, slope $nslope)"
+grew=$(for k in $(seq 1 19); do awk '$3 == "fs/jitter.c:1" { print $1 }' "$W/j$((k - 1)).txt" "$W/j$k.txt" | tr '\n' ' '; echo; done | awk '$2 < $1' | wc -l)
+[ "$grew" -gt 0 ] && ok "the jittery grower went down $grew times" || nok "the jittery grower went down at least once"
+out=$("$BIN" report leaks -d "$jdb" -b -H)
+check "leaks: the jittery grower is a suspect at its least-squares slope ($jslope B/s)" "$jslope" \
+	"$(printf '%s\n' "$out" | awk '$NF == "func:jitter_alloc" { print $1 }')"
+check "leaks: neither the noise nor the steady tag" 1 "$(printf '%s\n' "$out" | grep -c .)"
+out=$("$BIN" report leaks -d "$jdb" -b -H --min-fit 0.999; echo "exit $?")
+check "leaks --min-fit 0.999 is stricter than the jitter" "exit 0" "$out"
+
+# report leaks: exit status 4 when there is a suspect (for cron and alerts)
+"$BIN" report leaks -d "$db" > /dev/null
+check "report leaks exits 4 when it finds suspects" 4 $?
+"$BIN" report leaks -d "$db" --min-rate 1e12 > /dev/null
+check "and 0 when it finds none" 0 $?
+
+# several hosts: record --host, report --host
+hdb=$W/hosts.db
+for k in 0 1 2 3; do
+	"$BIN" record -q -d "$hdb" -f "$W/snap$k.txt" --time $((t0 + k * interval)) --host web1
+	"$BIN" record -q -d "$hdb" -f "$base" --time $((t0 + k * interval)) --host db1
+done
+check "record --host: the snapshots carry the names given" "db1 4
+web1 4" "$(sqlite3 "$hdb" 'SELECT host, count(*) FROM snapshot GROUP BY host ORDER BY host' | tr '|' ' ')"
+"$BIN" report leaks -d "$hdb" > /dev/null 2> "$W/err"
+rc=$?
+if [ $rc = 2 ] && grep -q "db1" "$W/err" && grep -q "web1" "$W/err" && grep -q -- "--host" "$W/err"; then
+	ok "report leaks on a database of two hosts: usage error naming them and --host"
+else nok "report leaks on a database of two hosts: usage error naming them and --host" "exit $rc: $(cat "$W/err")"; fi
+out=$("$BIN" report leaks -d "$hdb" --host web1 -b -H)
+check "report leaks --host web1: the planted leak at $rate B/s" "$rate" "$(printf '%s\n' "$out" | grep " $leak_file:$leak_line " | awk '{ print $1 }')"
+check "report leaks --host db1: nothing" "" "$("$BIN" report leaks -d "$hdb" --host db1 -b -H)"
+check "report snapshots --host db1 lists its 4" 4 "$("$BIN" report snapshots -d "$hdb" --host db1 -H | grep -c .)"
+check "report top --host web1 is its last capture" "$("$BIN" top -q -b -H -n 5 -f "$W/snap3.txt")" "$("$BIN" report top -d "$hdb" --host web1 -b -H -n 5)"
+"$BIN" report growth -d "$hdb" --host nosuch > /dev/null 2> "$W/err"
+check "report --host with no snapshot: exit 1" 1 $?
+grep -q "no snapshot of host 'nosuch'" "$W/err" && ok "and says so" || nok "and says so" "$(cat "$W/err")"
+
+# long-running history: WAL, prune, merge
+check "the database is in WAL mode (readers do not wait for record)" wal "$(sqlite3 "$db" 'PRAGMA journal_mode')"
+cp "$db" "$W/p.db"
+"$BIN" prune -d "$W/p.db" --keep 30d --now $((t0 + (snaps - 1) * interval)) > /dev/null
+check "prune --keep 30d keeps the $snaps snapshots of 5 minutes" "$snaps" "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+"$BIN" prune -d "$W/p.db" --keep 120 --now $((t0 + (snaps - 1) * interval)) > "$W/out"
+check "prune --keep 120 (seconds) keeps the snapshots of the last 2 minutes: 3" 3 "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+check "and says what it removed" "removed $((snaps - 3)) snapshot(s); $("$BIN" report snapshots -H -d "$W/p.db" | grep -c .) left" "$(head -n 1 "$W/out")"
+check "no tag is left without a sample" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM tag WHERE id NOT IN (SELECT tag_id FROM sample)')"
+check "no sample is left without its snapshot" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM sample WHERE snapshot_id NOT IN (SELECT id FROM snapshot)')"
+check "the leak is still found in what is left" "$rate" "$("$BIN" report leaks -d "$W/p.db" -b -H | grep " $leak_file:$leak_line " | awk '{ print $1 }')"
+"$BIN" prune -d "$W/nosuch.db" --keep 30d > /dev/null 2>&1
+check "prune of a missing database exits 1 and creates nothing" "1 no" "$? $([ -e "$W/nosuch.db" ] && echo yes || echo no)"
+"$BIN" prune -d "$W/p.db" --keep 30x > /dev/null 2> "$W/err"
+check "prune --keep 30x is a usage error" 2 $?
+grep -q "30d" "$W/err" && ok "and shows the form (30d)" || nok "and shows the form (30d)" "$(cat "$W/err")"
+# merge: the databases of two hosts into one
+rm -f "$W/web.db" "$W/dbh.db" "$W/m.db"
+for k in 0 1 2 3; do
+	"$BIN" record -q -d "$W/web.db" -f "$W/snap$k.txt" --time $((t0 + k * interval)) --host web1
+	"$BIN" record -q -d "$W/dbh.db" -f "$base" --time $((t0 + k * interval)) --host db1
+done
+"$BIN" merge -d "$W/m.db" "$W/web.db" "$W/dbh.db" > "$W/out"
+check "merge: both hosts, 4 snapshots each" "db1 4
+web1 4" "$(sqlite3 "$W/m.db" 'SELECT host, count(*) FROM snapshot GROUP BY host ORDER BY host' | tr '|' ' ')"
+check "merge: the same samples as the sources" "$(( $(sqlite3 "$W/web.db" 'SELECT count(*) FROM sample') + $(sqlite3 "$W/dbh.db" 'SELECT count(*) FROM sample') ))" \
+	"$(sqlite3 "$W/m.db" 'SELECT count(*) FROM sample')"
+check "merge: report leaks --host web1 as on web1's own database" "$("$BIN" report leaks -b -d "$W/web.db")" "$("$BIN" report leaks -b -d "$W/m.db" --host web1)"
+check "merge: report top --host db1 as on db1's own database (ids aside)" "$("$BIN" report top -b -H -d "$W/dbh.db")" "$("$BIN" report top -b -H -d "$W/m.db" --host db1)"
+"$BIN" merge -d "$W/m.db" "$W/web.db" > "$W/out"
+check "merge again: nothing added (a snapshot already there is skipped)" 8 "$(sqlite3 "$W/m.db" 'SELECT count(*) FROM snapshot')"
+grep -q "0 added, 4 already there" "$W/out" && ok "and says so" || nok "and says so" "$(cat "$W/out")"
+echo "not a db" > "$W/junk2.db"
+"$BIN" merge -d "$W/m.db" "$W/junk2.db" > /dev/null 2>&1
+check "merge of a file that is not a database exits 1" 1 $?
+
+# report top --avg: the AVG of top on the same capture
+check "report top --avg --at 3 is top --avg of the capture" \
+	"$("$BIN" top -q -b -H -n 10 --avg -f "$W/snap2.txt")" "$("$BIN" report top -d "$db" --at 3 -b -H -n 10 --avg)"
+
+# a range that ends before it starts is a usage error
+for args in "growth --from $snaps --to 1" "leaks --from 3 --to 1" "growth --from last --to first"; do
+	"$BIN" report $args -d "$db" > "$W/out" 2> "$W/err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q "after --to" "$W/err" && [ ! -s "$W/out" ]; then ok "report $args: usage error, nothing printed"
+	else nok "report $args: usage error, nothing printed" "exit $rc: $(cat "$W/err" "$W/out")"; fi
+done
+"$BIN" report growth --from 2 --to 2 -d "$db" > /dev/null
+check "report growth --from 2 --to 2 (an empty range) is fine" 0 $?
+
 # record every N seconds, a bounded count
 "$BIN" record -q -d "$W/b.db" -f "$base" -i 0.2 -c 3
 check "record -i 0.2 -c 3 takes 3 snapshots" 3 "$("$BIN" report snapshots -d "$W/b.db" -H | grep -c .)"
@@ -110,6 +224,41 @@ if "$BIN" --help | grep -q 'plot     a PNG'; then
 	wh=$(( 16#${hdr:32:8} ))x$(( 16#${hdr:40:8} ))
 	check "the PNG is 1100x600" "1100x600" "$wh"
 	if grep -q '<svg' "$W/p.svg" && grep -q '</svg>' "$W/p.svg"; then ok "plot writes an SVG"; else nok "plot writes an SVG"; fi
+	# the layout, as plot -v reports it on stderr
+	longtag="drivers/gpu/drm/some_vendor/display/link_training_dp.c"
+	ldb=$W/long.db
+	for k in 0 1 2; do
+		printf 'allocinfo - version: 1.0\n%12d        1 %s:1234 [somevendor_display_driver] func:dp_link_training_clock_recovery_sequence \n%12d 1 mm/a.c:1 func:a \n' \
+			$((100000 + k * 4096)) "$longtag" $((50000 + k)) > "$W/l$k.txt"
+		"$BIN" record -q -d "$ldb" -f "$W/l$k.txt" --time $((t0 + k * 7))
+	done
+	"$BIN" plot -v -d "$ldb" -o "$W/l.png" --width 2000 2> "$W/err"
+	label=$(grep '^legend: ' "$W/err" | head -n 1)
+	[[ $label == *"dp_link_training_clock_recovery_sequence [somevendor_display_driver] ($longtag:1234)" ]] &&
+		ok "plot --width 2000: a 120-character legend is not cut" || nok "plot --width 2000: a 120-character legend is not cut" "$(cat "$W/err")"
+	"$BIN" plot -v -d "$ldb" -o "$W/l.png" --width 500 2> "$W/err"
+	[[ $(grep '^legend: ' "$W/err" | head -n 1) == *"~" ]] && ok "plot --width 500: the legend is cut, marked ~" || nok "plot --width 500: the legend is cut, marked ~" "$(cat "$W/err")"
+	for w in 300 500 1100; do
+		"$BIN" plot -v -d "$db" -o "$W/t.png" --width $w 2> "$W/err"
+		# "xtick: LABEL at X width W": each label ends before the next begins
+		out=$(awk '$1 == "xtick:" { x = $4; w = $6; if (n++ && x - w / 2 < px + pw / 2 + 4) print "overlap: " $0; px = x; pw = w } END { if (n < 2) print "fewer than 2 ticks" }' "$W/err")
+		check "plot --width $w: x labels do not overlap" "" "$out"
+	done
+	"$BIN" plot -v -d "$db" -o "$W/s.png" --by subsys 2> "$W/err"
+	grep -q '^title: .*subsystems' "$W/err" && ok "plot --by subsys: the title says subsystems" || nok "plot --by subsys: the title says subsystems" "$(grep title "$W/err")"
+	"$BIN" plot -v -d "$db" -o "$W/s.png" --by module 2> "$W/err"
+	grep -q '^title: .*modules' "$W/err" && ok "plot --by module: the title says modules" || nok "plot --by module: the title says modules" "$(grep title "$W/err")"
+	"$BIN" plot -d "$db" -o "$W/n.png" -n 50 > /dev/null 2> "$W/err"
+	check "plot -n 50 is a usage error (at most 20 lines), not silently 20" 2 $?
+	"$BIN" plot -d "$db" -o "$W/e.png" --path 'nosuchdir/*' > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "no tag" "$W/err" && [ ! -e "$W/e.png" ]; then ok "plot with nothing matching: exit 1, no file"
+	else nok "plot with nothing matching: exit 1, no file" "exit $rc: $(cat "$W/err")"; fi
+	"$BIN" plot -v -d "$db" -o "$W/log.png" --log 2> "$W/err"
+	check "plot --log exits 0" 0 $?
+	# "ytick: LABEL bytes V": a constant ratio between ticks
+	out=$(awk '$1 == "ytick:" { v = $4; if (n++ && pv > 0) r[v / pv] = 1; pv = v } END { k = 0; for (x in r) { k++; if (x <= 1) k = 99 } print (n >= 3 && k == 1) ? "log" : "not log: " n " ticks, " k " ratios" }' "$W/err")
+	check "plot --log: y ticks at a constant ratio" log "$out"
 else
 	n=$((n + 1)); echo "ok $n - # SKIP plot not built in"
 fi

@@ -9,6 +9,7 @@ output. Prints TAP lines: "ok N - ..." / "not ok N - ...".
 usage: check_samples.py BINARY [ASAN_BINARY] [STATIC_BINARY]
 """
 import csv
+import difflib
 import fnmatch
 import glob
 import io
@@ -90,6 +91,7 @@ def parse_line(raw):
         if not KV.match(kv):
             return None
         t["extra"].append(kv.decode())
+    t["inaccurate"] = "accurate:no" in t["extra"]
     t["extra"] = " ".join(t["extra"])
     return t
 
@@ -104,20 +106,24 @@ def reference(path):
     version = "1.0"
     if not data:
         warnings += 1
+    has_header = False
     for no, raw in enumerate(lines, 1):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
-        if no == 1:
-            if raw.startswith(b"allocinfo - version:"):
-                v = re.match(rb"[ \t]*([0-9][0-9.]*)", raw[20:])
-                if not v or len(v.group(1)) >= 16:
-                    warnings += 1
-                else:
-                    version = v.group(1).decode()
-                    if int(version.split(".")[0] or 0) > 2:
-                        warnings += 1
+        # the header anywhere (sort -g -r moves it); a second one is bad
+        if raw.startswith(b"allocinfo - version:"):
+            if has_header:
+                bad.append(no)
                 continue
-            warnings += 1
+            has_header = True
+            v = re.match(rb"[ \t]*([0-9][0-9.]*)", raw[20:])
+            if not v or len(v.group(1)) >= 16:
+                warnings += 1
+            else:
+                version = v.group(1).decode()
+                if int(version.split(".")[0] or 0) > 2:
+                    warnings += 1
+            continue
         if raw.startswith(b"#") or not raw.strip(b" \t"):
             continue
         if no == len(lines) and not last_has_nl and not raw.endswith(b" "):
@@ -128,6 +134,8 @@ def reference(path):
             bad.append(no)
         else:
             tags.append(t)
+    if data and not has_header:
+        warnings += 1
     merged, order = {}, []
     for t in tags:
         k = (t["file"], t["line"], t["module"], t["func"])
@@ -139,6 +147,7 @@ def reference(path):
         m["bytes"] += t["bytes"]
         m["calls"] += t["calls"]
         m["n"] += 1
+        m["inaccurate"] = m["inaccurate"] or t["inaccurate"]
     for k in order:
         m = merged[k]
         if not INT64_MIN <= m["bytes"] <= INT64_MAX:
@@ -319,6 +328,7 @@ def check_sample(path):
     # export prometheus
     rc, out, _ = run(["export", "-q", "-F", "prometheus", "-f", path])
     series = {}
+    accurate = {}
     okfmt = True
     seen_type = set()
     for line in out.splitlines():
@@ -328,12 +338,14 @@ def check_sample(path):
         if line.startswith("# HELP "):
             continue
         m = re.match(r'^(allocinfo_(?:bytes|calls))\{file="((?:[^"\\]|\\.)*)",line="(\d+)",'
-                     r'func="((?:[^"\\]|\\.)*)",module="((?:[^"\\]|\\.)*)"\} (-?\d+)$', line)
+                     r'func="((?:[^"\\]|\\.)*)",module="((?:[^"\\]|\\.)*)",'
+                     r'accurate="(yes|no)"\} (-?\d+)$', line)
         if m:
             k = (m.group(1), prom_unescape(m.group(2)), int(m.group(3)),
                  prom_unescape(m.group(5)), prom_unescape(m.group(4)))
             okfmt = okfmt and k not in series
-            series[k] = int(m.group(6))
+            series[k] = int(m.group(7))
+            accurate[k[1:]] = m.group(6)
         elif not re.match(r"^allocinfo_[a-z_]+ -?\d+$", line):
             okfmt = False
     want = {}
@@ -343,6 +355,73 @@ def check_sample(path):
     ok(okfmt and series == want and {"allocinfo_bytes", "allocinfo_calls"} <= seen_type,
        "%s: export prometheus: one series per tag, labels escaped" % rel,
        out[:2000])
+    want = {key(t): "no" if t["inaccurate"] else "yes" for t in tags}
+    ok(accurate == want, "%s: export prometheus: accurate=\"no\" on the %d accurate:no tags"
+       % (rel, sum(1 for t in tags if t["inaccurate"])), "want %s\ngot  %s" % (want, accurate))
+
+    # export prometheus --by module|subsys|file: one series per group,
+    # no line label; -n N: the N largest, the rest in allocinfo_other_bytes
+    for by, keyf in (("module", lambda t: t["module"] or "vmlinux"),
+                     ("subsys", lambda t: subsys(t["file"])),
+                     ("file", lambda t: t["file"])):
+        groups = {}
+        for t in tags:
+            g = groups.setdefault(keyf(t), [0, 0, 0, 0])
+            g[0] += t["bytes"]
+            g[1] += t["calls"]
+            g[2] += t["bytes"] if t["inaccurate"] else 0
+            g[3] += 1
+        rc, out, _ = run(["export", "-q", "--by", by, "-f", path])
+        got, plain, okfmt = {}, {}, True
+        for line in out.splitlines():
+            if line.startswith("#"):
+                continue
+            m = re.match(r'^allocinfo_%s_(bytes|calls|inaccurate_bytes|tags)\{%s="((?:[^"\\]|\\.)*)"\} (-?\d+)$'
+                         % (by, by), line)
+            if m:
+                g = got.setdefault(prom_unescape(m.group(2)), [None] * 4)
+                g[["bytes", "calls", "inaccurate_bytes", "tags"].index(m.group(1))] = int(m.group(3))
+                continue
+            m = re.match(r"^(allocinfo_[a-z_]+) (-?\d+)$", line)
+            if m:
+                plain[m.group(1)] = int(m.group(2))
+            else:
+                okfmt = False
+        clamp = lambda v: max(INT64_MIN, min(INT64_MAX, v))
+        want = {k: [clamp(v[0]), min(UINT64_MAX, v[1]), clamp(v[2]), v[3]] for k, v in groups.items()}
+        ok(okfmt and got == want and "line=" not in out,
+           "%s: export --by %s: %d series, sums of bytes, calls, inaccurate bytes, tags"
+           % (rel, by, len(want)), "want %s\ngot  %s\n%s" % (want, got, out[:1500]))
+        total = clamp(sum(t["bytes"] for t in tags))
+        ok(plain.get("allocinfo_profile_bytes") == total and plain.get("allocinfo_tags") == len(tags)
+           and plain.get("allocinfo_%s_other_bytes" % by) == 0,
+           "%s: export --by %s: profile bytes %d, %d tags, nothing in other" % (rel, by, total, len(tags)),
+           str(plain))
+        if len(want) > 2:
+            # the 2 largest groups (ties: first seen), the rest summed in other
+            first = {}
+            for i, t in enumerate(tags):
+                first.setdefault(keyf(t), i)
+            top = sorted(want, key=lambda k: (-want[k][0], first[k]))[:2]
+            rc, out, _ = run(["export", "-q", "--by", by, "-n", "2", "-f", path])
+            names = re.findall(r'^allocinfo_%s_bytes\{%s="((?:[^"\\]|\\.)*)"\}' % (by, by), out, re.M)
+            other = re.search(r"^allocinfo_%s_other_bytes (-?\d+)$" % by, out, re.M)
+            want_other = clamp(sum(want[k][0] for k in want if k not in top))
+            ok(sorted(prom_unescape(x) for x in names) == sorted(top) and other
+               and int(other.group(1)) == want_other,
+               "%s: export --by %s -n 2: %s, the rest (%d bytes) in other" % (rel, by, top, want_other),
+               out[:1500])
+
+    # JSON input: the tool's own export read back gives the same tags
+    rc, js, _ = run(["export", "-q", "-F", "json", "-f", path])
+    rc1, a, _ = run(["top", "-q", "-b", "-H", "-n", "0", "-s", "name", "-f", path])
+    rc2, b, err = run(["top", "-b", "-H", "-n", "0", "-s", "name", "-f", "-"], stdin=js.encode("latin-1"))
+    ok(rc2 == 0 and a == b and not err, "%s: export -F json | top -f -: the same tags, no message" % rel,
+       "exit %d\n%s\n%s" % (rc2, err, "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm=""))))
+    rc, js, _ = run(["export", "-q", "-k", "-F", "json", "-f", path])
+    rc1, a, _ = run(["tree", "-q", "-b", "-H", "--depth", "3", "-f", path])
+    rc2, b, _ = run(["tree", "-b", "-H", "--depth", "3", "-f", "-"], stdin=js.encode("latin-1"))
+    ok(a == b, "%s: export -k -F json | tree -f -: duplicates summed again, the same tree" % rel, b[:1500])
 
     # the sanitized build and the static build read it the same way
     if ASAN:

@@ -33,7 +33,7 @@ cat "$PROC" > "$T/snap"
 
 # the tag lines of the snapshot, summed by "file:line [module] func:name",
 # as awk reads them: fields 3.. joined by one space
-awk 'NR > 2 && NF >= 4 {
+awk '/^allocinfo - version:/ || /^#/ { next } NF >= 4 {
 	sub(/\r$/, "")
 	k = $3
 	for (i = 4; i <= NF; i++)

@@ -36,6 +36,9 @@ fi
 one db bash "$HERE/check_db.sh" "$B/allocinfo"
 LSAN_OPTIONS=suppressions=$HERE/lsan.supp one db-asan bash "$HERE/check_db.sh" "$B/allocinfo-asan"
 one cli bash "$HERE/check_cli.sh" "$B/allocinfo" "$B/allocinfo.static"
+one monitoring bash "$HERE/check_monitoring.sh" "$B/allocinfo"
+one prometheus bash "$HERE/check_prometheus.sh" "$B/allocinfo"
+one install bash "$HERE/check_install.sh"
 
 echo
 echo "$pass passed, $failed failed, $skipped skipped"

@@ -4,6 +4,7 @@
 # lines are passed through for the runner to count.
 . "$(dirname "$0")/../lib.sh"
 ai=$TOP/allocinfo
+mkdir -p "$BUILD/test"
 if ! out=$(make -s -C "$ai" all static asan 2>&1); then
 	fail "allocinfo builds (host, static, sanitizers)" "$out"
 	done_testing

@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for the /proc/allocinfo parser: parse any bytes, with
  * and without summing duplicates, then sort and export the result in the
- * three formats. Built with ASan and UBSan (make fuzz).
+ * three formats, and in Prometheus format summed by module, subsys and
+ * file with a top-N. Built with ASan and UBSan (make fuzz).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,15 @@ static void one(const uint8_t *data, size_t size, int keep_dups, FILE *null)
 	ai_export(null, &s, v, s.ntags, AI_EXPORT_PROM);
 	ai_export(null, &s, v, s.ntags, AI_EXPORT_JSON);
 	ai_export(null, &s, v, s.ntags, AI_EXPORT_CSV);
+	{
+		static const char *const by[] = { "module", "subsys", "file", "tag" };
+		struct ai_prom_opts po = { .limit = 3, .nby = 0, .profiling = 1 };
+
+		for (i = 0; i < 4; i++) {
+			po.by[po.nby++] = by[i];
+			ai_export_prom(null, &s, v, s.ntags, &po);
+		}
+	}
 	free(v);
 	ai_snap_free(&s);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "allocinfo.h"
+#include "read.h"
 
 #define HEADER "allocinfo - version:"
 
@@ -60,29 +61,29 @@ int ai_read_fd(int fd, char **bufp, size_t *lenp)
 	return 0;
 }
 
-static void msg(struct ai_snap *s, const struct ai_parse_opts *o,
-		size_t lineno, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void msg(struct ai_snap *s, const struct ai_parse_opts *o,
-		size_t lineno, const char *fmt, ...)
+void ai_problem(struct parser *p, enum problem kind, const char *fmt, ...)
 {
+	const struct ai_parse_opts *o = p->o;
 	va_list ap;
 
-	s->msgs++;
+	if (kind == MALFORMED)
+		p->s->skipped++;
+	else
+		p->s->warnings++;
+	p->msgs++;
 	if (!o->err)
 		return;
-	if (o->max_msgs && s->msgs > o->max_msgs) {
-		if (s->msgs == o->max_msgs + 1)
+	if (o->max_msgs && p->msgs > o->max_msgs) {
+		if (p->msgs == o->max_msgs + 1)
 			fprintf(o->err,
 				"%s: %s: more problems; only the first %zu are shown\n",
-				ai_prog, s->name, o->max_msgs);
+				ai_prog, p->s->name, o->max_msgs);
 		return;
 	}
-	if (lineno)
-		fprintf(o->err, "%s: %s:%zu: ", ai_prog, s->name, lineno);
+	if (p->lineno)
+		fprintf(o->err, "%s: %s:%zu: ", ai_prog, p->s->name, p->lineno);
 	else
-		fprintf(o->err, "%s: %s: ", ai_prog, s->name);
+		fprintf(o->err, "%s: %s: ", ai_prog, p->s->name);
 	va_start(ap, fmt);
 	vfprintf(o->err, fmt, ap);
 	va_end(ap);
@@ -140,7 +141,7 @@ static int dec_u64(const char *p, const char *e, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static void add_tag(struct ai_snap *s, const struct ai_tag *t)
+void ai_add_tag(struct ai_snap *s, const struct ai_tag *t)
 {
 	if (s->ntags == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 1024;
@@ -157,10 +158,9 @@ struct tok {
 
 /*
  * Parse one tag line [p, e) (no newline). Returns 0 and fills *t, or
- * prints why the line is malformed and returns -1.
+ * reports why the line is malformed and returns -1.
  */
-static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
-		     size_t lineno, char *p, char *e, struct ai_tag *t)
+static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 {
 	struct tok tk[MAX_TOKS];
 	size_t nt = 0, i;
@@ -174,11 +174,11 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 		unsigned char b = *c;
 
 		if (b == '\0') {
-			msg(s, o, lineno, "NUL byte at column %zu", (size_t)(c - p) + 1);
+			ai_problem(ps, MALFORMED, "NUL byte at column %zu", (size_t)(c - p) + 1);
 			return -1;
 		}
 		if ((b < 0x20 && b != '\t') || b >= 0x7f) {
-			msg(s, o, lineno, "%s byte 0x%02x at column %zu",
+			ai_problem(ps, MALFORMED, "%s byte 0x%02x at column %zu",
 			    b >= 0x80 ? "non-ASCII" : "control", b,
 			    (size_t)(c - p) + 1);
 			return -1;
@@ -190,7 +190,7 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 		if (c == e)
 			break;
 		if (nt == MAX_TOKS) {
-			msg(s, o, lineno, "too many fields (more than %d)", MAX_TOKS);
+			ai_problem(ps, MALFORMED, "too many fields (more than %d)", MAX_TOKS);
 			return -1;
 		}
 		tk[nt].p = c;
@@ -201,7 +201,7 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 
 	memset(t, 0, sizeof(*t));
 	t->module = t->extra = "";
-	t->lineno = lineno > UINT32_MAX ? UINT32_MAX : lineno;
+	t->lineno = ps->lineno > UINT32_MAX ? UINT32_MAX : ps->lineno;
 	t->nlines = 1;
 
 	/* bytes: %lli */
@@ -212,12 +212,12 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 	}
 	r = dec_u64(c, tk[0].e, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX, &u);
 	if (r == -2) {
-		msg(s, o, lineno, "bytes '%s' do not fit in a signed 64-bit integer",
+		ai_problem(ps, MALFORMED, "bytes '%s' do not fit in a signed 64-bit integer",
 		    quote(tk[0].p, tk[0].e, q, sizeof(q)));
 		return -1;
 	}
 	if (r) {
-		msg(s, o, lineno, "expected a byte count, found '%s'",
+		ai_problem(ps, MALFORMED, "expected a byte count, found '%s'",
 		    quote(tk[0].p, tk[0].e, q, sizeof(q)));
 		return -1;
 	}
@@ -225,24 +225,24 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 
 	/* calls: %llu */
 	if (nt < 2) {
-		msg(s, o, lineno, "truncated line: no call count after the byte count");
+		ai_problem(ps, MALFORMED, "truncated line: no call count after the byte count");
 		return -1;
 	}
 	r = dec_u64(tk[1].p, tk[1].e, UINT64_MAX, &t->calls);
 	if (r == -2) {
-		msg(s, o, lineno, "calls '%s' do not fit in an unsigned 64-bit integer",
+		ai_problem(ps, MALFORMED, "calls '%s' do not fit in an unsigned 64-bit integer",
 		    quote(tk[1].p, tk[1].e, q, sizeof(q)));
 		return -1;
 	}
 	if (r) {
-		msg(s, o, lineno, "expected a call count, found '%s'",
+		ai_problem(ps, MALFORMED, "expected a call count, found '%s'",
 		    quote(tk[1].p, tk[1].e, q, sizeof(q)));
 		return -1;
 	}
 
 	/* file:line */
 	if (nt < 3) {
-		msg(s, o, lineno, "truncated line: no file:line after the call count");
+		ai_problem(ps, MALFORMED, "truncated line: no file:line after the call count");
 		return -1;
 	}
 	colon = NULL;
@@ -250,13 +250,13 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 		if (*c == ':')
 			colon = c;
 	if (!colon || colon == tk[2].p) {
-		msg(s, o, lineno, "expected file:line, found '%s'",
+		ai_problem(ps, MALFORMED, "expected file:line, found '%s'",
 		    quote(tk[2].p, tk[2].e, q, sizeof(q)));
 		return -1;
 	}
 	r = dec_u64(colon + 1, tk[2].e, UINT32_MAX, &u);
 	if (r) {
-		msg(s, o, lineno, "bad line number in '%s'",
+		ai_problem(ps, MALFORMED, "bad line number in '%s'",
 		    quote(tk[2].p, tk[2].e, q, sizeof(q)));
 		return -1;
 	}
@@ -273,8 +273,7 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 			for (c = a; c < b && *c != ':'; c++)
 				;
 			if (c == a || c == b) {
-				msg(s, o, lineno,
-				    "expected key:value after func:, found '%s'",
+				ai_problem(ps, MALFORMED, "expected key:value after func:, found '%s'",
 				    quote(a, b, q, sizeof(q)));
 				return -1;
 			}
@@ -296,13 +295,13 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 				*tk[nt - 1].e = '\0';
 			}
 		} else {
-			msg(s, o, lineno, "expected [module] or func:name, found '%s'",
+			ai_problem(ps, MALFORMED, "expected [module] or func:name, found '%s'",
 			    quote(a, b, q, sizeof(q)));
 			return -1;
 		}
 	}
 	if (!t->func) {
-		msg(s, o, lineno, "truncated line: no func:name");
+		ai_problem(ps, MALFORMED, "truncated line: no func:name");
 		return -1;
 	}
 	/* the string ends that were not cut above */
@@ -312,9 +311,9 @@ static int parse_tag(struct ai_snap *s, const struct ai_parse_opts *o,
 	return 0;
 }
 
-static void parse_header(struct ai_snap *s, const struct ai_parse_opts *o,
-			 char *p, char *e)
+static void parse_header(struct parser *ps, char *p, char *e)
 {
+	struct ai_snap *s = ps->s;
 	char *v = p + strlen(HEADER), *ve;
 	char q[64];
 
@@ -325,126 +324,94 @@ static void parse_header(struct ai_snap *s, const struct ai_parse_opts *o,
 		ve++;
 	s->has_header = 1;
 	if (ve == v || !is_digit(*v) || ve - v >= (long)sizeof(s->version)) {
-		msg(s, o, 1, "unreadable version '%s' in the header, assuming 1.0",
-		    quote(v, e, q, sizeof(q)));
-		s->warnings++;
+		ai_problem(ps, WARNING, "unreadable version '%s' in the header, assuming 1.0",
+			quote(v, e, q, sizeof(q)));
 		return;
 	}
 	memcpy(s->version, v, ve - v);
 	s->version[ve - v] = '\0';
 	if (strtoul(s->version, NULL, 10) > 2) {
-		msg(s, o, 1, "format version %s is newer than this tool knows (2.0)",
-		    s->version);
-		s->warnings++;
+		ai_problem(ps, WARNING, "format version %s is newer than this tool knows (2.0)",
+			s->version);
 	}
 }
 
-void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
-		     const struct ai_parse_opts *o)
+/* The next key:value pair of an extra string: [*k, *v) key, [*v+1, *e) value. */
+static const char *next_pair(const char *x, const char **k, const char **v,
+			     const char **e)
 {
-	char *p = buf, *end = buf + len;
-	size_t lineno = 0;
+	while (*x == ' ' || *x == '\t')
+		x++;
+	if (!*x)
+		return NULL;
+	*k = x;
+	*e = x + strcspn(x, " \t");
+	*v = memchr(x, ':', *e - x);
+	if (!*v)
+		*v = *e;
+	return *e;
+}
 
-	s->buf = buf;
-	s->len = len;
-	strcpy(s->version, "1.0");
-	if (!s->name)
-		s->name = "(input)";
-	if (len == 0) {
-		msg(s, o, 0, "empty input: no header and no tags");
-		s->warnings++;
-	}
+/* the pair of extra string x whose key is [k, kend), or NULL */
+static const char *find_key(const char *x, const char *k, size_t klen,
+			    const char **val, const char **vend)
+{
+	const char *pk, *pv, *pe;
 
-	while (p < end) {
-		char *nl = memchr(p, '\n', end - p);
-		char *e = nl ? nl : end;
-		struct ai_tag t;
-
-		lineno++;
-		if (e > p && e[-1] == '\r')
-			e--;
-		*e = '\0';
-		if (lineno == 1) {
-			if ((size_t)(e - p) >= strlen(HEADER) &&
-			    !memcmp(p, HEADER, strlen(HEADER))) {
-				parse_header(s, o, p, e);
-				goto next;
-			}
-			msg(s, o, 1, "no 'allocinfo - version:' header, assuming format 1.0");
-			s->warnings++;
+	while ((x = next_pair(x, &pk, &pv, &pe)))
+		if ((size_t)(pv - pk) == klen && !memcmp(pk, k, klen)) {
+			*val = pv < pe ? pv + 1 : pe;
+			*vend = pe;
+			return pk;
 		}
-		if (*p == '#')
-			goto next;
-		{
-			char *c = p;
+	return NULL;
+}
 
-			while (c < e && is_sp(*c))
-				c++;
-			if (c == e)
-				goto next; /* blank */
+/*
+ * The extra pairs of a sum of duplicate lines: those of the first line,
+ * then the keys only later lines have; accurate:no from any line wins,
+ * so the sum of an inaccurate counter is marked inaccurate whatever the
+ * order of the lines.
+ */
+static void merge_extra(struct ai_snap *s, struct ai_tag *d,
+			const struct ai_tag *t)
+{
+	size_t cap = strlen(d->extra) + strlen(t->extra) + 16, n = 0;
+	const char *x = d->extra, *k, *v, *e, *ov, *oe;
+	char *out;
+
+	if (!strcmp(d->extra, t->extra))
+		return;
+	out = xmalloc(cap);
+	out[0] = '\0';
+	while ((x = next_pair(x, &k, &v, &e))) {
+		/* accurate:yes (or any value) of the first line, no in a later one */
+		if (v - k == 8 && !memcmp(k, "accurate", 8) &&
+		    find_key(t->extra, k, 8, &ov, &oe) &&
+		    oe - ov == 2 && !memcmp(ov, "no", 2)) {
+			n += sprintf(out + n, "%saccurate:no", n ? " " : "");
+			continue;
 		}
-		/*
-		 * The kernel ends every line with " \n": a last line with
-		 * neither was cut short (a partial read or copy).
-		 */
-		if (!nl && e[-1] != ' ') {
-			msg(s, o, lineno, "truncated last line: no newline and no trailing space");
-			s->skipped++;
-			goto next;
-		}
-		if (parse_tag(s, o, lineno, p, e, &t) == 0)
-			add_tag(s, &t);
-		else
-			s->skipped++;
-next:
-		p = nl ? nl + 1 : end;
+		n += sprintf(out + n, "%s%.*s", n ? " " : "", (int)(e - k), k);
 	}
-	s->nlines = lineno;
-	if (!o->keep_dups)
-		ai_merge_dups(s, o);
-}
-
-uint64_t ai_tag_hash(const struct ai_tag *t)
-{
-	const char *strs[3] = { t->file, t->module, t->func };
-	uint64_t h = 1469598103934665603ULL ^ t->line;
-	int i;
-
-	for (i = 0; i < 3; i++) {
-		const unsigned char *c = (const unsigned char *)strs[i];
-
-		for (; *c; c++)
-			h = (h ^ *c) * 1099511628211ULL;
-		h = (h ^ 0xff) * 1099511628211ULL;
+	x = t->extra;
+	while ((x = next_pair(x, &k, &v, &e)))
+		if (!find_key(d->extra, k, v - k, &ov, &oe) &&
+		    !find_key(out, k, v - k, &ov, &oe))
+			n += sprintf(out + n, "%s%.*s", n ? " " : "", (int)(e - k), k);
+	out[n] = '\0';
+	if (s->nowned == s->capowned) {
+		s->capowned = s->capowned ? s->capowned * 2 : 8;
+		s->owned = xrealloc(s->owned, s->capowned * sizeof(*s->owned));
 	}
-	return h ^ (h >> 29);
-}
-
-int ai_tag_same(const struct ai_tag *a, const struct ai_tag *b)
-{
-	return a->line == b->line && !strcmp(a->file, b->file) &&
-	       !strcmp(a->func, b->func) && !strcmp(a->module, b->module);
-}
-
-void ai_hmap_init(struct ai_hmap *m, size_t n)
-{
-	size_t cap = 16;
-
-	while (cap < n * 2)
-		cap *= 2;
-	m->slot = xcalloc(cap, sizeof(*m->slot));
-	m->mask = cap - 1;
-}
-
-void ai_hmap_free(struct ai_hmap *m)
-{
-	free(m->slot);
-	m->slot = NULL;
+	s->owned[s->nowned++] = out;
+	d->extra = out;
 }
 
 /* Sum the lines that share file, line, module and func. */
-void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o)
+static void merge_dups(struct parser *ps)
 {
+	struct ai_snap *s = ps->s;
 	struct ai_hmap m;
 	size_t i, n = 0;
 
@@ -466,19 +433,20 @@ void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o)
 			if (__builtin_add_overflow(d->bytes, t->bytes, &d->bytes)) {
 				d->bytes = t->bytes < 0 ? INT64_MIN : INT64_MAX;
 				d->flags |= AI_F_SATURATED;
-				msg(s, o, t->lineno,
-				    "the sum of the bytes of %s:%u func:%s overflows; clamped",
-				    t->file, t->line, t->func);
-				s->warnings++;
+				ps->lineno = t->lineno;
+				ai_problem(ps, WARNING,
+					"the sum of the bytes of %s:%u func:%s overflows; clamped",
+					t->file, t->line, t->func);
 			}
 			if (__builtin_add_overflow(d->calls, t->calls, &d->calls)) {
 				d->calls = UINT64_MAX;
 				d->flags |= AI_F_SATURATED;
-				msg(s, o, t->lineno,
-				    "the sum of the calls of %s:%u func:%s overflows; clamped",
-				    t->file, t->line, t->func);
-				s->warnings++;
+				ps->lineno = t->lineno;
+				ai_problem(ps, WARNING,
+					"the sum of the calls of %s:%u func:%s overflows; clamped",
+					t->file, t->line, t->func);
 			}
+			merge_extra(s, d, t);
 			d->flags |= t->flags & AI_F_INACCURATE;
 			d->flags &= ~AI_F_NEGATIVE;
 			if (d->bytes < 0)
@@ -488,6 +456,84 @@ void ai_merge_dups(struct ai_snap *s, const struct ai_parse_opts *o)
 	}
 	s->ntags = n;
 	ai_hmap_free(&m);
+}
+
+void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
+		     const struct ai_parse_opts *o)
+{
+	struct parser ps = { .s = s, .o = o };
+	char *p = buf, *end = buf + len;
+
+	s->buf = buf;
+	s->len = len;
+	strcpy(s->version, "1.0");
+	if (!s->name)
+		s->name = "(input)";
+	if (len == 0) {
+		ai_problem(&ps, WARNING, "empty input: no header and no tags");
+	}
+	/* allocinfo's own JSON export, read back */
+	if (len && buf[strspn(buf, " \t\r\n")] == '{') {
+		ai_parse_json(&ps, buf, len);
+		if (!o->keep_dups)
+			merge_dups(&ps);
+		return;
+	}
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p);
+		char *e = nl ? nl : end;
+		struct ai_tag t;
+
+		ps.lineno++;
+		if (e > p && e[-1] == '\r')
+			e--;
+		*e = '\0';
+		/*
+		 * The header is usually line 1, but 'sort -g -r' of a capture
+		 * moves it: it is taken wherever it is. A second one means two
+		 * captures were concatenated.
+		 */
+		if ((size_t)(e - p) >= strlen(HEADER) &&
+		    !memcmp(p, HEADER, strlen(HEADER))) {
+			if (!s->has_header) {
+				parse_header(&ps, p, e);
+			} else {
+				ai_problem(&ps, MALFORMED,
+					"a second header line: two captures in one input?");
+			}
+			goto next;
+		}
+		if (*p == '#')
+			goto next;
+		{
+			char *c = p;
+
+			while (c < e && is_sp(*c))
+				c++;
+			if (c == e)
+				goto next; /* blank */
+		}
+		/*
+		 * The kernel ends every line with " \n": a last line with
+		 * neither was cut short (a partial read or copy).
+		 */
+		if (!nl && e[-1] != ' ') {
+			ai_problem(&ps, MALFORMED,
+				"truncated last line: no newline and no trailing space");
+			goto next;
+		}
+		if (parse_tag(&ps, p, e, &t) == 0)
+			ai_add_tag(s, &t);
+next:
+		p = nl ? nl + 1 : end;
+	}
+	s->nlines = ps.lineno;
+	ps.lineno = 0;
+	if (len && !s->has_header)
+		ai_problem(&ps, WARNING, "no 'allocinfo - version:' header, assuming format 1.0");
+	if (!o->keep_dups)
+		merge_dups(&ps);
 }
 
 int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o)
@@ -520,21 +566,13 @@ int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o)
 
 void ai_snap_free(struct ai_snap *s)
 {
+	size_t i;
+
+	for (i = 0; i < s->nowned; i++)
+		free(s->owned[i]);
+	free(s->owned);
 	free(s->buf);
 	free(s->tags);
 	memset(s, 0, sizeof(*s));
 }
 
-int ai_tag_cmp_name(const struct ai_tag *a, const struct ai_tag *b)
-{
-	int r = strcmp(a->file, b->file);
-
-	if (r)
-		return r;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	r = strcmp(a->module, b->module);
-	if (r)
-		return r;
-	return strcmp(a->func, b->func);
-}

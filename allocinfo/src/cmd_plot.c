@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * plot: a line chart of the largest tags over time, drawn with cairo
- * (PNG or SVG). Built without cairo (AI_NO_PLOT, the static build), the
- * command only says it is missing.
+ * (PNG or SVG). It is built into its own program, allocinfo-plot (with
+ * plot_main.c), so that allocinfo itself links no graphics library:
+ * 'allocinfo plot' runs allocinfo-plot.
  */
 #include <getopt.h>
 #include <math.h>
@@ -13,23 +14,12 @@
 #include "allocinfo.h"
 #include "cli.h"
 
-#ifdef AI_NO_PLOT
-
-int cmd_plot(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	ai_warn("plot: not in this build (built without cairo, e.g. the static build); use the host build");
-	return AI_EXIT_FATAL;
-}
-
-#else
 
 #include <cairo.h>
 #include <cairo-svg.h>
 #include <sqlite3.h>
 
-#include "db.h"
+#include "store.h"
 
 static const char plot_help[] =
 "usage: allocinfo plot -d DB -o FILE [OPTIONS]\n"
@@ -39,11 +29,16 @@ static const char plot_help[] =
 "\n"
 "  -d, --db DB        the database written by 'allocinfo record'\n"
 "  -o, --output FILE  the chart\n"
-"  -n N               the N largest tags (default 8, at most 20)\n"
+"  -n N               the N largest tags (default 8, 1..20)\n"
 "      --by KEY       tag (default), subsys or module: plot sums instead\n"
 "      --width W      width in pixels (default 1100)\n"
 "      --height H     height in pixels (default 600)\n"
 "      --title TEXT   the chart's title\n"
+"      --log          a logarithmic y axis (ticks at powers of 2; values\n"
+"                     below 1 byte are left out)\n"
+"  -v, --verbose      print the layout on stderr: title, ticks, legend\n"
+"      --host NAME    the snapshots of host NAME (needed when the database\n"
+"                     holds several hosts)\n"
 "      --module GLOB, --path GLOB, --func GLOB\n"
 "                     only the tags that match (see 'top --help')\n"
 "  -h, --help         this help\n";
@@ -55,6 +50,7 @@ static const double palette[][3] = {
 	{ 0.09, 0.75, 0.81 },
 };
 #define NPAL (sizeof(palette) / sizeof(palette[0]))
+#define AI_PLOT_MAX_LINES 20
 
 struct line {
 	char *label;
@@ -82,25 +78,14 @@ static void text(cairo_t *cr, double x, double y, const char *s, double ax)
 	cairo_show_text(cr, s);
 }
 
-/* the group a tag is plotted in */
+/* the group a tag is plotted in: its name, or its module or subsystem */
 static void group_name(const struct ai_tag *t, const char *by, char *b, size_t n)
 {
-	const char *p = t->file, *e;
-
-	if (!strcmp(by, "module")) {
-		snprintf(b, n, "%s", ai_module_name(t));
-	} else if (!strcmp(by, "subsys")) {
-		while (*p == '/')
-			p++;
-		e = strchr(p, '/');
-		if (e && (!strncmp(p, "drivers/", 8) || !strncmp(p, "arch/", 5) ||
-			  !strncmp(p, "sound/", 6)) && strchr(e + 1, '/'))
-			e = strchr(e + 1, '/');
-		snprintf(b, n, "%.*s", e ? (int)(e - p + 1) : (int)strlen(p), p);
-	} else {
+	if (!strcmp(by, "tag"))
 		snprintf(b, n, "%s%s%s%s (%s:%u)", t->func, *t->module ? " [" : "",
 			 t->module, *t->module ? "]" : "", t->file, t->line);
-	}
+	else
+		ai_group_name(t, by, b, n);
 }
 
 int cmd_plot(int argc, char **argv)
@@ -112,6 +97,9 @@ int cmd_plot(int argc, char **argv)
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "height", required_argument, NULL, OPT_HEIGHT },
 		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "host", required_argument, NULL, OPT_HOST },
+		{ "log", no_argument, NULL, OPT_LOG },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "module", required_argument, NULL, OPT_MODULE },
 		{ "path", required_argument, NULL, OPT_PATH },
 		{ "func", required_argument, NULL, OPT_FUNC },
@@ -120,6 +108,7 @@ int cmd_plot(int argc, char **argv)
 	};
 	struct ai_common co = { .limit = 8 };
 	const char *dbpath = NULL, *out = NULL, *title = NULL, *by = "tag";
+	const char *host = NULL;
 	uint64_t width = 1100, height = 600;
 	struct ai_db_snap *snaps;
 	struct line *lines = NULL;
@@ -133,10 +122,10 @@ int cmd_plot(int argc, char **argv)
 	double x0, x1, y0, y1, tmin, tmax, vmin = 0, vmax = 0, step, tstep, tunit;
 	const char *unit = "B";
 	double div = 1;
-	int svg, c;
-	char b[256], tb[64];
+	int svg, c, logy = 0, verbose = 0;
+	char b[1024], tb[64];
 
-	while ((c = getopt_long(argc, argv, "d:o:n:h", lo, NULL)) != -1) {
+	while ((c = ai_getopt(argc, argv, "d:o:n:vh", lo)) != -1) {
 		if (ai_common_opt(&co, c, optarg))
 			continue;
 		switch (c) {
@@ -159,6 +148,15 @@ int cmd_plot(int argc, char **argv)
 		case OPT_TITLE:
 			title = optarg;
 			break;
+		case OPT_HOST:
+			host = optarg;
+			break;
+		case OPT_LOG:
+			logy = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
 		case 'h':
 			fputs(plot_help, stdout);
 			return 0;
@@ -172,10 +170,12 @@ int cmd_plot(int argc, char **argv)
 		ai_usage_err("plot: -d DB and -o FILE are needed");
 	if (strcmp(by, "tag") && strcmp(by, "subsys") && strcmp(by, "module"))
 		ai_usage_err("plot: --by wants tag, subsys or module");
-	if (co.limit == 0 || co.limit > 20)
-		co.limit = 20;
+	if (co.limit == 0 || co.limit > AI_PLOT_MAX_LINES)
+		ai_usage_err("plot: -n wants 1..%d (more lines are unreadable; pick tags with --module, --path or --func)",
+			     AI_PLOT_MAX_LINES);
 
-	db = ai_db_open(dbpath, 0);
+	db = ai_db_open(dbpath, AI_DB_READ);
+	ai_db_host(db, host, "plot");
 	ai_db_snapshots(db, &snaps, &nsnaps);
 	if (!nsnaps)
 		ai_die("plot: %s has no snapshots", dbpath);
@@ -247,34 +247,69 @@ int cmd_plot(int argc, char **argv)
 		free(lines[nlines].label);
 		free(lines[nlines].v);
 	}
-	for (k = 0; k < nlines; k++)
-		for (i = 0; i < nsnaps; i++)
-			if (!isnan(lines[k].v[i])) {
-				vmax = fmax(vmax, lines[k].v[i]);
-				vmin = fmin(vmin, lines[k].v[i]);
-			}
-	if (vmax <= vmin)
-		vmax = vmin + 1024;
-	if (vmax - vmin >= 1024.0 * 1024 * 1024) {
-		unit = "GiB";
-		div = 1024.0 * 1024 * 1024;
-	} else if (vmax - vmin >= 1024.0 * 1024) {
-		unit = "MiB";
-		div = 1024.0 * 1024;
-	} else if (vmax - vmin >= 1024.0) {
-		unit = "KiB";
-		div = 1024.0;
+	if (!nlines) {
+		ai_warn("plot: no tag matches the filters in %s; nothing drawn", dbpath);
+		free(lines);
+		free(snaps);
+		sqlite3_close(db);
+		return AI_EXIT_FATAL;
 	}
-	step = nice_step((vmax - vmin) / div, 6) * div;
-	vmax = ceil(vmax / step) * step;
-	vmin = floor(vmin / step) * step;
+	vmin = logy ? INFINITY : 0;
+	for (k = 0; k < nlines; k++)
+		for (i = 0; i < nsnaps; i++) {
+			double y = lines[k].v[i];
+
+			if (isnan(y))
+				continue;
+			if (logy) {
+				/* a log axis shows what is above 0 */
+				if (y < 1) {
+					lines[k].v[i] = NAN;
+					continue;
+				}
+				vmin = fmin(vmin, y);
+			} else {
+				vmin = fmin(vmin, y);
+			}
+			vmax = fmax(vmax, y);
+		}
+	if (logy) {
+		/* ticks at powers of 2, every ystep-th one */
+		double e0, e1;
+
+		if (!isfinite(vmin))
+			vmin = vmax = 1;
+		e0 = floor(log2(vmin));
+		e1 = ceil(log2(vmax));
+		if (e1 <= e0)
+			e1 = e0 + 1;
+		step = 1;
+		while ((e1 - e0) / step > 8)
+			step = step < 2 ? 2 : step < 5 ? 5 : step < 10 ? 10 : step * 2;
+		vmin = floor(e0 / step) * step;
+		vmax = ceil(e1 / step) * step;
+	} else {
+		if (vmax <= vmin)
+			vmax = vmin + 1024;
+		if (vmax - vmin >= 1024.0 * 1024 * 1024) {
+			unit = "GiB";
+			div = 1024.0 * 1024 * 1024;
+		} else if (vmax - vmin >= 1024.0 * 1024) {
+			unit = "MiB";
+			div = 1024.0 * 1024;
+		} else if (vmax - vmin >= 1024.0) {
+			unit = "KiB";
+			div = 1024.0;
+		}
+		step = nice_step((vmax - vmin) / div, 6) * div;
+		vmax = ceil(vmax / step) * step;
+		vmin = floor(vmin / step) * step;
+	}
 	tmin = snaps[0].taken_at;
 	tmax = snaps[nsnaps - 1].taken_at;
 	if (tmax <= tmin)
 		tmax = tmin + 1;
-	/* time ticks at round numbers of the unit shown */
 	tunit = tmax - tmin >= 7200 ? 3600 : tmax - tmin >= 300 ? 60 : 1;
-	tstep = nice_step((tmax - tmin) / tunit, 8) * tunit;
 
 	svg = strlen(out) > 4 && !strcmp(out + strlen(out) - 4, ".svg");
 	if (svg)
@@ -290,10 +325,47 @@ int cmd_plot(int argc, char **argv)
 	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
 			       CAIRO_FONT_WEIGHT_NORMAL);
 
+	/*
+	 * The legend takes what its longest entry needs, up to 45% of the
+	 * width: a wider chart shows longer tag names.
+	 */
+	cairo_set_font_size(cr, 11);
+	{
+		double need = 0, most = 0.45 * width;
+		char hb[32];
+
+		for (k = 0; k < nlines; k++) {
+			cairo_text_extents_t ex;
+
+			snprintf(b, sizeof(b), "%s  %s",
+				 ai_human((int64_t)lines[k].last, hb, sizeof(hb)),
+				 lines[k].label);
+			cairo_text_extents(cr, b, &ex);
+			need = fmax(need, ex.x_advance + 50);
+		}
+		x1 = width - fmin(need, most);
+	}
 	x0 = 80;
-	x1 = width - 330;
 	y0 = height - 60;
 	y1 = 50;
+
+	/* time ticks at round numbers of the unit, as many as fit */
+	{
+		double room = x1 - x0, lw;
+		cairo_text_extents_t ex;
+		int tries;
+
+		tstep = nice_step((tmax - tmin) / tunit, 8) * tunit;
+		for (tries = 0; tries < 64; tries++) {
+			snprintf(b, sizeof(b), "+%g%s", round((tmax - tmin) / tunit * 1000) / 1000,
+				 tunit == 3600 ? "h" : tunit == 60 ? "min" : "s");
+			cairo_text_extents(cr, b, &ex);
+			lw = ex.x_advance + 12;
+			if (tstep / (tmax - tmin) * room >= lw)
+				break;
+			tstep = nice_step(tstep / tunit * 1.5, 1) * tunit;
+		}
+	}
 
 	/* title */
 	{
@@ -305,26 +377,39 @@ int cmd_plot(int argc, char **argv)
 	}
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	cairo_set_font_size(cr, 16);
-	snprintf(b, sizeof(b), "%s",
-		 title ? title : "allocinfo: largest allocation tags over time");
+	snprintf(b, sizeof(b), "%s", title ? title :
+		 !strcmp(by, "subsys") ? "allocinfo: largest subsystems over time" :
+		 !strcmp(by, "module") ? "allocinfo: largest modules over time" :
+		 "allocinfo: largest allocation tags over time");
+	if (logy && !title)
+		snprintf(b + strlen(b), sizeof(b) - strlen(b), " (log scale)");
 	text(cr, width / 2.0, 28, b, 0.5);
+	if (verbose)
+		fprintf(stderr, "title: %s\n", b);
 
 	/* grid and axes */
 	cairo_set_font_size(cr, 11);
 	cairo_set_line_width(cr, 1);
 	for (double yv = vmin; yv <= vmax + step / 2; yv += step) {
 		double y = y0 - (yv - vmin) / (vmax - vmin) * (y0 - y1);
+		char hb[32];
 
 		cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
 		cairo_move_to(cr, x0, y);
 		cairo_line_to(cr, x1, y);
 		cairo_stroke(cr);
 		cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-		snprintf(b, sizeof(b), "%g %s", yv / div, unit);
+		if (logy)
+			snprintf(b, sizeof(b), "%s", ai_human_d(exp2(yv), hb, sizeof(hb)));
+		else
+			snprintf(b, sizeof(b), "%g %s", yv / div, unit);
 		text(cr, x0 - 6, y + 4, b, 1);
+		if (verbose)
+			fprintf(stderr, "ytick: %s bytes %.0f\n", b, logy ? exp2(yv) : yv);
 	}
 	for (double tv = 0; tv <= tmax - tmin + tstep / 2; tv += tstep) {
 		double x = x0 + tv / (tmax - tmin) * (x1 - x0);
+		cairo_text_extents_t ex;
 
 		if (x > x1 + 1)
 			break;
@@ -336,6 +421,10 @@ int cmd_plot(int argc, char **argv)
 		snprintf(b, sizeof(b), "+%g%s", round(tv / tunit * 1000) / 1000,
 			 tunit == 3600 ? "h" : tunit == 60 ? "min" : "s");
 		text(cr, x, y0 + 16, b, 0.5);
+		if (verbose) {
+			cairo_text_extents(cr, b, &ex);
+			fprintf(stderr, "xtick: %s at %.1f width %.1f\n", b, x, ex.x_advance);
+		}
 	}
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	cairo_rectangle(cr, x0, y1, x1 - x0, y0 - y1);
@@ -357,14 +446,16 @@ int cmd_plot(int argc, char **argv)
 			cairo_set_dash(cr, dash, 2, 0);
 		}
 		for (i = 0; i < nsnaps; i++) {
-			double x, y;
+			double x, y, yv = lines[k].v[i];
 
-			if (isnan(lines[k].v[i])) {
+			if (isnan(yv)) {
 				pen = 0;
 				continue;
 			}
+			if (logy)
+				yv = log2(yv);
 			x = x0 + (snaps[i].taken_at - tmin) / (tmax - tmin) * (x1 - x0);
-			y = y0 - (lines[k].v[i] - vmin) / (vmax - vmin) * (y0 - y1);
+			y = y0 - (yv - vmin) / (vmax - vmin) * (y0 - y1);
 			if (pen)
 				cairo_line_to(cr, x, y);
 			else
@@ -396,10 +487,8 @@ int cmd_plot(int argc, char **argv)
 				break;
 		}
 		text(cr, x1 + 40, y1 + 14 + 22 * k, b, 0);
-	}
-	if (!nlines) {
-		cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
-		text(cr, (x0 + x1) / 2, (y0 + y1) / 2, "no tags match", 0.5);
+		if (verbose)
+			fprintf(stderr, "legend: %s\n", b);
 	}
 	cairo_destroy(cr);
 	if (!svg && cairo_surface_write_to_png(sf, out) != CAIRO_STATUS_SUCCESS)
@@ -419,5 +508,3 @@ int cmd_plot(int argc, char **argv)
 	sqlite3_close(db);
 	return 0;
 }
-
-#endif

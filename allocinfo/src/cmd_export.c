@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/* export: Prometheus text format, JSON or CSV, on stdout or atomically to a file. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocinfo.h"
+#include "cli.h"
+
+static const char export_help[] =
+"usage: allocinfo export [OPTIONS]\n"
+"Write the tags in a machine-readable format on stdout.\n"
+"\n"
+"  -F, --format FMT   prometheus (default): text exposition format for\n"
+"                     node_exporter's textfile collector: per tag,\n"
+"                     allocinfo_bytes and allocinfo_calls with labels file,\n"
+"                     line, func, module (\"\" for built-in code) and\n"
+"                     accurate (yes, or no for 2.0 accurate:no tags);\n"
+"                     json: one object, tags in an array;\n"
+"                     csv: RFC 4180, header bytes,calls,file,line,module,\n"
+"                     func,extra\n"
+"      --by KEY       prometheus: tag (default), or sums by module, subsys\n"
+"                     or file: allocinfo_KEY_bytes, _calls,\n"
+"                     _inaccurate_bytes and _tags with one label, KEY, and\n"
+"                     no line label (it changes with every kernel build);\n"
+"                     several --by write several families in one file\n"
+"  -f, --input FILE   read FILE ('-' for stdin); default /proc/allocinfo\n"
+"  -o, --output FILE  write to FILE atomically, as the textfile collector\n"
+"                     wants: a unique FILE.XXXXXX, synced, then renamed\n"
+"                     (removed on failure); default stdout\n"
+"  -n N               only the N largest tags (--by: groups), written in\n"
+"                     input order; prometheus sums the rest in\n"
+"                     allocinfo_other_bytes and _calls (per tag) or\n"
+"                     allocinfo_KEY_other_bytes and _calls (--by KEY)\n"
+"  -k, --keep-dups    json and csv: repeated file:line func lines apart\n"
+"  -m, --min SIZE     only tags holding at least SIZE\n"
+"      --module GLOB, --path GLOB, --func GLOB\n"
+"                     only the tags that match (see 'top --help')\n"
+"  -q, --quiet        no messages about malformed lines\n"
+"  -h, --help         this help\n"
+"\n"
+"Tags are written in input order. Prometheus also gets, without labels:\n"
+"allocinfo_profile_bytes and _calls (every tag that matches the filters),\n"
+"allocinfo_tags, allocinfo_inaccurate_tags, allocinfo_negative_tags,\n"
+"allocinfo_skipped_lines, and allocinfo_profiling_enabled (1 or 0, from\n"
+"/proc/sys/vm/mem_profiling, when reading the live /proc/allocinfo).\n";
+
+/*
+ * Is profiling on? /proc/sys/vm/mem_profiling says 1 or 0 (or "[not
+ * available]" when the kernel was booted with it never). Read when the
+ * input is the live /proc/allocinfo, or from $ALLOCINFO_MEM_PROFILING;
+ * -1 (the metric is left out) for a capture or when it cannot be read.
+ */
+static int profiling_state(const char *input)
+{
+	const char *path = getenv("ALLOCINFO_MEM_PROFILING");
+	char b[32] = "";
+	FILE *f;
+
+	if (!path || !*path) {
+		if (input && strcmp(input, AI_DEFAULT_INPUT))
+			return -1;
+		path = "/proc/sys/vm/mem_profiling";
+	}
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(b, sizeof(b), f))
+		b[0] = '\0';
+	fclose(f);
+	if (b[0] == '1' && (b[1] == '\n' || !b[1]))
+		return 1;
+	if (b[0] == '0' && (b[1] == '\n' || !b[1]))
+		return 0;
+	return strstr(b, "not available") ? 0 : -1;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		COMMON_LONGOPTS,
+		{ "format", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ai_common co = { 0 };
+	enum ai_export_fmt fmt = AI_EXPORT_PROM;
+	const char *out = NULL;
+	struct ai_prom_opts po = { .nby = 0 };
+	struct ai_snap s;
+	struct ai_tag **v;
+	char *tmp = NULL;
+	FILE *f = stdout;
+	size_t n;
+	int c;
+
+	while ((c = ai_getopt(argc, argv, COMMON_SHORTOPTS "F:o:", lo)) != -1) {
+		if (ai_common_opt(&co, c, optarg))
+			continue;
+		if (c == 'F') {
+			if (!strcmp(optarg, "prometheus") || !strcmp(optarg, "prom"))
+				fmt = AI_EXPORT_PROM;
+			else if (!strcmp(optarg, "json"))
+				fmt = AI_EXPORT_JSON;
+			else if (!strcmp(optarg, "csv"))
+				fmt = AI_EXPORT_CSV;
+			else
+				ai_usage_err("export: --format wants prometheus, json or csv");
+		} else if (c == 'o') {
+			out = optarg;
+		} else if (c == OPT_BY) {
+			size_t i;
+
+			if (strcmp(optarg, "tag") && strcmp(optarg, "module") &&
+			    strcmp(optarg, "subsys") && strcmp(optarg, "file"))
+				ai_usage_err("export: --by wants tag, module, subsys or file, not '%s'",
+					     optarg);
+			for (i = 0; i < po.nby; i++)
+				if (!strcmp(po.by[i], optarg))
+					ai_usage_err("export: --by %s given twice", optarg);
+			po.by[po.nby++] = optarg;
+		} else if (c == 'h') {
+			ai_help(export_help);
+		} else {
+			ai_usage_err("export: bad option");
+		}
+	}
+	if (optind < argc)
+		ai_usage_err("export: unexpected argument '%s'", argv[optind]);
+	ai_only(&co, CO_ALL & ~(CO_EXACT | CO_NOHDR), "export");
+	if (fmt == AI_EXPORT_PROM && co.keep_dups)
+		ai_not_here("-k/--keep-dups", "export --format prometheus (one series per tag)");
+	if (fmt != AI_EXPORT_PROM && po.nby)
+		ai_not_here("--by", "export --format json or csv (Prometheus only)");
+	ai_load_or_die(&s, co.input, &co);
+	v = ai_select(&s, &co, &n);
+	if (fmt != AI_EXPORT_PROM && co.limit && co.limit < n) {
+		/* the N largest, written in input order */
+		ai_sort_tags(v, n, "size");
+		n = co.limit;
+		ai_sort_tags(v, n, "input");
+	}
+	if (out && strcmp(out, "-"))
+		f = ai_atomic_open(out, &tmp);
+	if (fmt == AI_EXPORT_PROM) {
+		po.limit = co.limit;
+		po.profiling = profiling_state(co.input);
+		ai_export_prom(f, &s, v, n, &po);
+	} else {
+		ai_export(f, &s, v, n, fmt);
+	}
+	if (tmp)
+		ai_atomic_commit(f, tmp, out);
+	else if (fflush(f) || ferror(f))
+		ai_die("write error on standard output");
+	free(v);
+	c = ai_status(&s);
+	ai_snap_free(&s);
+	return c;
+}
+

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/* prune: drop the snapshots older than a retention time from a database. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "allocinfo.h"
+#include "cli.h"
+#include "store.h"
+
+static const char prune_help[] =
+"usage: allocinfo prune -d DB --keep AGE [OPTIONS]\n"
+"Remove the snapshots taken more than AGE ago, their samples, and the tags\n"
+"no snapshot uses any more; for a database that 'record -i' fills for\n"
+"months. Prints what it removed.\n"
+"\n"
+"  -d, --db DB        the database\n"
+"      --keep AGE     keep the snapshots of the last AGE: a number with a\n"
+"                     unit, s, m, h, d or w (30d, 12h, 90m; no unit:\n"
+"                     seconds)\n"
+"      --host NAME    only the snapshots of host NAME (default: all hosts)\n"
+"      --now T        count AGE back from Unix time T instead of now\n"
+"      --vacuum       also give the freed pages back to the file system\n"
+"                     (rewrites the whole file)\n"
+"  -h, --help         this help\n";
+
+/* "30d" -> 2592000; -1 when it is not a duration */
+static double parse_age(const char *s)
+{
+	char *e;
+	double v = strtod(s, &e), mul = 1;
+
+	if (e == s || !(v >= 0) || !isfinite(v))
+		return -1;
+	switch (*e) {
+	case 's': mul = 1; e++; break;
+	case 'm': mul = 60; e++; break;
+	case 'h': mul = 3600; e++; break;
+	case 'd': mul = 86400; e++; break;
+	case 'w': mul = 7 * 86400; e++; break;
+	}
+	return *e ? -1 : v * mul;
+}
+
+int cmd_prune(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "host", required_argument, NULL, OPT_HOST },
+		{ "now", required_argument, NULL, OPT_NOW },
+		{ "vacuum", no_argument, NULL, OPT_VACUUM },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *dbpath = NULL, *host = NULL;
+	double keep = -1, now = -1;
+	int vacuum = 0, c;
+	struct timespec ts;
+	int64_t nsnap, ntag, left;
+	sqlite3 *db;
+	char *e;
+
+	while ((c = ai_getopt(argc, argv, "d:h", lo)) != -1) {
+		switch (c) {
+		case 'd':
+			dbpath = optarg;
+			break;
+		case OPT_KEEP:
+			keep = parse_age(optarg);
+			if (keep < 0)
+				ai_usage_err("prune: --keep wants an age such as 30d, 12h or 3600, not '%s'",
+					     optarg);
+			break;
+		case OPT_HOST:
+			host = optarg;
+			break;
+		case OPT_NOW:
+			now = strtod(optarg, &e);
+			if (*e || e == optarg || !isfinite(now) || now < 0)
+				ai_usage_err("prune: --now wants Unix seconds, not '%s'", optarg);
+			break;
+		case OPT_VACUUM:
+			vacuum = 1;
+			break;
+		case 'h':
+			ai_help(prune_help);
+		default:
+			ai_usage_err("prune: bad option");
+		}
+	}
+	if (optind < argc)
+		ai_usage_err("prune: unexpected argument '%s'", argv[optind]);
+	if (!dbpath || keep < 0)
+		ai_usage_err("prune: -d DB and --keep AGE are needed");
+	if (now < 0) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		now = ts.tv_sec + ts.tv_nsec / 1e9;
+	}
+	db = ai_db_open(dbpath, AI_DB_WRITE);
+	if (host)
+		ai_db_host(db, host, "prune");
+	ai_db_prune(db, now - keep, &nsnap, &ntag, &left);
+	printf("removed %lld snapshot(s); %lld left\n", (long long)nsnap, (long long)left);
+	printf("removed %lld tag(s) no snapshot uses\n", (long long)ntag);
+	if (vacuum && sqlite3_exec(db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "VACUUM");
+	if (sqlite3_close(db) != SQLITE_OK)
+		ai_die("closing the database failed");
+	return AI_EXIT_OK;
+}
