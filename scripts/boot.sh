@@ -73,9 +73,18 @@ shift $((OPTIND - 1))
 case "$CPUS$NUMA$TIMEOUT" in *[!0-9]*) die "-c, -n and -t take whole numbers" "e.g. -c 2 -n 2 -t 300" ;; esac
 [ "$NUMA" -ge 1 ] && [ "$CPUS" -ge 1 ] && [ "$TIMEOUT" -ge 1 ] ||
 	die "-c, -n and -t must be at least 1" "e.g. -c 2 -n 2 -t 300"
-mem_mib=$(numfmt --from=iec "${MEM%B}" 2>/dev/null) ||
-	die "guest memory '$MEM' is not a size" "use QEMU's syntax, e.g. 512M or 4G"
-mem_mib=$((mem_mib / 1048576))
+# QEMU's -m syntax: a number alone is MiB; K, M, G, T (optionally with B)
+# scale it. Anything else, or less than 64 MiB, is refused.
+case $MEM in
+*[!0-9]*) mem_b=$(numfmt --from=iec "${MEM%[bB]}" 2>/dev/null) ||
+		die "guest memory '$MEM' is not a size" "use QEMU's syntax, e.g. 512, 512M or 4G" ;;
+'') die "guest memory is empty" "use QEMU's syntax, e.g. 512, 512M or 4G" ;;
+*) mem_b=$((10#$MEM * 1048576)) ;;
+esac
+mem_mib=$((mem_b / 1048576))
+[ "$mem_mib" -ge 64 ] && [ "$((mem_b % 1048576))" -eq 0 ] ||
+	die "guest memory '$MEM' is $mem_b bytes: not a whole number of MiB, at least 64" \
+	    "use QEMU's syntax, e.g. 512 (MiB), 512M or 4G"
 [ "$((mem_mib % NUMA))" -eq 0 ] || die "$MEM does not split evenly over $NUMA NUMA nodes" "pick a multiple"
 [ -z "$PLUGIN_ON" ] || [ "$ACCEL" = tcg ] || die "-p (a TCG plugin) needs ACCEL=tcg, not $ACCEL" "drop ACCEL= or -p"
 

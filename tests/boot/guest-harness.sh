@@ -30,6 +30,13 @@ check "a 2-node guest gets two memory backends and NUMA nodes" \
 check "-i gives the guest an instruction-counting clock" grep -q -- '-icount shift=0' <<< "$cmd"
 check_fails "memory that does not split over the nodes is refused" 'does not split evenly' \
 	"$boot" -k profiling -d -n 3 -m 1G true
+cmd=$("$boot" -k profiling -d -m 2048 true)
+check "a plain number of memory is MiB, as QEMU reads it (-m 2048: 2048M)" grep -q -- '-m 2048M ' <<< "$cmd"
+cmd=$("$boot" -k profiling -d -m 1G true)
+check "a size with a suffix is read as QEMU reads it (-m 1G: 1024M)" grep -q -- '-m 1024M ' <<< "$cmd"
+check_fails "memory below 64 MiB is refused, with its size" "'1000K' is 1024000 bytes" \
+	"$boot" -k profiling -d -m 1000K true
+check_fails "memory that is not a size is refused" "'lots' is not a size" "$boot" -k profiling -d -m lots true
 check_fails "a non-numeric CPU count is refused" 'whole numbers' "$boot" -k profiling -d -c two true
 check_fails "a build that does not exist is named" "kernel build 'nosuch' is missing" "$boot" -k nosuch true
 done_testing
