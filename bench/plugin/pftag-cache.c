@@ -7,7 +7,7 @@
  *
  * Build: scripts/qemu-plugin.sh (build/plugin/libpftag-cache.so).
  * Use:   qemu-system-x86_64 -accel tcg \
- *            -plugin build/plugin/libpftag-cache.so[,out=PATH][,l1=S/W/L][,l2=S/W/L][,warm=on]
+ *            -plugin build/plugin/libpftag-cache.so[,out=PATH][,l1=S/W/L][,l2=S/W/L][,warm=on][,prof=PATH]
  *        or scripts/boot.sh -p 'out=PATH' (tests/boot/cache-plugin.sh is
  *        the check, bench/plugin/marker-loop.c an example guest program).
  *
@@ -69,6 +69,21 @@
  *                     warm-up before a window then warms it, as a real
  *                     cache; costs a model lookup per access everywhere.
  *                     The model line then ends in " warm".
+ *   prof=PATH         also count, in each window, the instructions the
+ *                     window's vCPU executes at each instruction address
+ *                     (guest virtual address: the address spaces of
+ *                     processes mix, as in the cache model), and at the
+ *                     window's end append to PATH (opened for appending,
+ *                     flushed at each window's end), in ascending order of
+ *                     address, one line for each address run in the window:
+ *                         window=N pc=0xADDR count=C
+ *                     N is the window's number in the out= line; the
+ *                     counts are reset at each start and sum to its insns
+ *                     (what insns counts, e.g. a faulting instruction
+ *                     twice, they count too). scripts/prof-report.py sums
+ *                     them by kernel function. Costs a hash-table update
+ *                     per instruction inside windows; outside, the cost
+ *                     is the same as without prof=.
  * A bad argument fails qemu_plugin_install() and so QEMU's start.
  *
  * Cost: every instruction gets a callback and every access another;
@@ -112,11 +127,24 @@ struct level {
 };
 #define EMPTY UINT64_MAX
 
+/*
+ * prof=: a vCPU's instruction counts by address in its window, an open
+ * addressing hash table (linear probing) that doubles at half full.
+ */
+struct prof_slot {
+	uint64_t pc, count; /* count 0: the slot is free */
+};
+struct prof_table {
+	struct prof_slot *slot;
+	uint64_t mask, used;
+};
+
 struct vcpu {
 	/* Touched by this vCPU's thread only. */
 	bool in_window;
 	uint64_t insns, loads, stores, l1_misses, l2_misses;
 	struct level l1, l2;
+	struct prof_table prof;
 } __attribute__((aligned(64)));
 
 static struct geometry geo[2] = {
@@ -129,6 +157,8 @@ static FILE *out;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t windows; /* under out_lock */
 static bool warm; /* feed the model outside windows too */
+static bool prof; /* prof= given */
+static FILE *prof_out; /* prof=PATH, NULL after the exit; under out_lock */
 
 static bool pow2(uint64_t v)
 {
@@ -207,6 +237,96 @@ static void on_insn(unsigned int idx, void *udata)
 		v->insns++;
 }
 
+#define PROF_MIN_SLOTS 4096
+
+static void prof_alloc(struct prof_table *t, uint64_t slots, unsigned int idx)
+{
+	t->slot = calloc(slots, sizeof(*t->slot));
+	if (!t->slot) {
+		fprintf(stderr, "pftag-cache: error: out of memory for the prof= table of vCPU %u\n", idx);
+		exit(1);
+	}
+	t->mask = slots - 1;
+	t->used = 0;
+}
+
+static inline uint64_t prof_hash(uint64_t pc)
+{
+	return (pc * 0x9e3779b97f4a7c15ull) >> 20;
+}
+
+static void prof_grow(struct prof_table *t, unsigned int idx)
+{
+	struct prof_slot *old = t->slot;
+	uint64_t n = t->mask + 1, used = t->used, i, h;
+
+	prof_alloc(t, 2 * n, idx);
+	for (i = 0; i < n; i++) {
+		if (!old[i].count)
+			continue;
+		for (h = prof_hash(old[i].pc) & t->mask; t->slot[h].count; h = (h + 1) & t->mask)
+			;
+		t->slot[h] = old[i];
+	}
+	t->used = used;
+	free(old);
+}
+
+static inline void prof_count(struct vcpu *v, unsigned int idx, uint64_t pc)
+{
+	struct prof_table *t = &v->prof;
+	uint64_t h;
+
+	for (h = prof_hash(pc) & t->mask; t->slot[h].count; h = (h + 1) & t->mask) {
+		if (t->slot[h].pc == pc) {
+			t->slot[h].count++;
+			return;
+		}
+	}
+	t->slot[h].pc = pc;
+	t->slot[h].count = 1;
+	if (++t->used * 2 > t->mask + 1)
+		prof_grow(t, idx);
+}
+
+/* prof=: on_insn's twin, with the instruction's address as udata. */
+static void on_insn_prof(unsigned int idx, void *udata)
+{
+	struct vcpu *v = vcpu_of(idx);
+
+	if (v && v->in_window) {
+		v->insns++;
+		prof_count(v, idx, (uint64_t)(uintptr_t)udata);
+	}
+}
+
+static int prof_cmp(const void *a, const void *b)
+{
+	const struct prof_slot *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* Append window N's counts of V to prof_out, under out_lock. */
+static void prof_write(struct vcpu *v, uint64_t n)
+{
+	struct prof_table *t = &v->prof;
+	uint64_t i, k = 0;
+
+	/* Pack the used slots to the front, sort them, print them; the
+	 * table is cleared at the next start anyway. */
+	for (i = 0; i <= t->mask; i++)
+		if (t->slot[i].count)
+			t->slot[k++] = t->slot[i];
+	qsort(t->slot, k, sizeof(*t->slot), prof_cmp);
+	for (i = 0; i < k; i++)
+		fprintf(prof_out, "window=%" PRIu64 " pc=0x%" PRIx64 " count=%" PRIu64 "\n",
+			n, t->slot[i].pc, t->slot[i].count);
+	fflush(prof_out);
+	memset(t->slot, 0, (t->mask + 1) * sizeof(*t->slot));
+	t->used = 0;
+}
+
 /* The model of a vCPU is made when it is first fed. */
 static void model_init(struct vcpu *v, unsigned int idx)
 {
@@ -247,6 +367,13 @@ static void on_start(unsigned int idx, void *udata)
 	if (!v->l1.tag)
 		model_init(v, idx);
 	v->insns = v->loads = v->stores = v->l1_misses = v->l2_misses = 0;
+	if (prof) {
+		if (!v->prof.slot)
+			prof_alloc(&v->prof, PROF_MIN_SLOTS, idx);
+		else if (v->prof.used) /* a restart: the end did not clear it */
+			memset(v->prof.slot, 0, (v->prof.mask + 1) * sizeof(*v->prof.slot));
+		v->prof.used = 0;
+	}
 	v->in_window = true;
 }
 
@@ -266,6 +393,8 @@ static void on_end(unsigned int idx, void *udata)
 		" stores=%" PRIu64 " l1_misses=%" PRIu64 " l2_misses=%" PRIu64 "\n",
 		++windows, idx, v->insns, v->loads, v->stores, v->l1_misses, v->l2_misses);
 	fflush(out);
+	if (prof_out)
+		prof_write(v, windows);
 	pthread_mutex_unlock(&out_lock);
 }
 
@@ -293,7 +422,13 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_end, QEMU_PLUGIN_CB_NO_REGS, NULL);
 			break;
 		default:
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_insn, QEMU_PLUGIN_CB_NO_REGS, NULL);
+			if (prof)
+				qemu_plugin_register_vcpu_insn_exec_cb(
+					insn, on_insn_prof, QEMU_PLUGIN_CB_NO_REGS,
+					(void *)(uintptr_t)qemu_plugin_insn_vaddr(insn));
+			else
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_insn, QEMU_PLUGIN_CB_NO_REGS,
+								       NULL);
 			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
 							 QEMU_PLUGIN_MEM_RW, NULL);
 		}
@@ -306,6 +441,9 @@ static void plugin_exit(qemu_plugin_id_t id, void *udata)
 	if (out && out != stderr)
 		fclose(out);
 	out = NULL;
+	if (prof_out)
+		fclose(prof_out);
+	prof_out = NULL;
 	pthread_mutex_unlock(&out_lock);
 }
 
@@ -350,7 +488,7 @@ bad:
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	const char *path = NULL;
+	const char *path = NULL, *prof_path = NULL;
 	int n;
 
 	for (n = 0; n < argc; n++) {
@@ -358,6 +496,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 
 		if (!strncmp(a, "out=", 4) && a[4]) {
 			path = a + 4;
+		} else if (!strncmp(a, "prof=", 5) && a[5]) {
+			prof_path = a + 5;
 		} else if (!strncmp(a, "l1=", 3)) {
 			if (parse_geometry("l1", a + 3, &geo[0]))
 				return -1;
@@ -371,7 +511,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			}
 		} else {
 			fprintf(stderr, "pftag-cache: error: unknown argument '%s' (known: out=PATH, "
-				"l1=SIZE/WAYS/LINE, l2=SIZE/WAYS/LINE, warm=on|off)\n", a);
+				"l1=SIZE/WAYS/LINE, l2=SIZE/WAYS/LINE, warm=on|off, prof=PATH)\n", a);
 			return -1;
 		}
 	}
@@ -395,6 +535,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			fprintf(stderr, "pftag-cache: error: cannot open out=%s: %s\n", path, strerror(errno));
 			return -1;
 		}
+	}
+	if (prof_path) {
+		prof_out = fopen(prof_path, "a");
+		if (!prof_out) {
+			fprintf(stderr, "pftag-cache: error: cannot open prof=%s: %s\n", prof_path,
+				strerror(errno));
+			if (out != stderr)
+				fclose(out);
+			out = NULL;
+			return -1;
+		}
+		prof = true;
 	}
 	fprintf(out, "pftag-cache: model l1=%" PRIu64 "/%u/%u l2=%" PRIu64 "/%u/%u lru%s\n",
 		geo[0].size, geo[0].ways, geo[0].line, geo[1].size, geo[1].ways, geo[1].line,
