@@ -6,13 +6,14 @@
  * (allocation call site) allocated it. Instead of a pointer in page_ext, a
  * page can carry the tag's index in the spare bits of page->flags
  * (ALLOC_TAG_IDX_WIDTH, include/linux/page-flags-layout.h). This file
- * numbers the tags and decides, once, where page tags are kept.
+ * numbers the tags, decides, once, where page tags are kept, and does the
+ * work of the page hooks whose static-key gates are in pgalloc_tag.h.
  *
  * Indices: 0 is "no tag", 1 is "untagged on purpose", the kernel's tags
  * follow in section order, module tags after them. A kernel tag is found
  * from its index by its place in the section; a module tag through a
- * two-level table (module_idx_table) that is filled at module load. Every
- * tag also keeps its own index (alloc_tag::idx), so both directions take
+ * two-level table (alloc_tag_module_table) that is filled at module load.
+ * Every tag also keeps its own index (alloc_tag::idx), so both directions take
  * constant time on the allocation and free paths.
  *
  * Storage: alloc_tag_storage_init() runs before the buddy allocator hands
@@ -41,8 +42,8 @@
 #define pr_fmt(fmt) "alloc_tag: " fmt
 
 /* Module tag indices: MODULE_IDX_TOP leaves of MODULE_IDX_LEAF entries. */
-#define MODULE_IDX_LEAF_SHIFT	(PAGE_SHIFT - ilog2(sizeof(void *)))
-#define MODULE_IDX_LEAF		BIT(MODULE_IDX_LEAF_SHIFT)
+#define MODULE_IDX_LEAF_SHIFT	ALLOC_TAG_MODULE_LEAF_SHIFT
+#define MODULE_IDX_LEAF		ALLOC_TAG_MODULE_LEAF
 #define MODULE_IDX_TOP		512UL
 #define MODULE_IDX_MAX		(MODULE_IDX_TOP * MODULE_IDX_LEAF)
 
@@ -67,16 +68,19 @@ static unsigned long kernel_tags __ro_after_init;
 static unsigned long boot_headroom __ro_after_init;
 
 /* Size of the module index space, 0 in page_ext storage. */
-static unsigned long module_idx_space __ro_after_init;
+unsigned long alloc_tag_module_space __ro_after_init;
+EXPORT_SYMBOL_GPL(alloc_tag_module_space);
 /*
- * module_idx_table[i][j] is the tag of index alloc_tag_kernel_idx_end +
+ * alloc_tag_module_table[i][j] is the tag of index alloc_tag_kernel_idx_end +
  * (i << MODULE_IDX_LEAF_SHIFT) + j. Leaves are allocated on demand and
  * never freed; entries are published with WRITE_ONCE() before the index is
  * stored in the tag, so a page can carry an index only after its entry is
  * visible. Written under the alloc_tags codetag type's mod_lock (the
- * module load and unload callbacks).
+ * module load and unload callbacks); read locklessly by
+ * alloc_tag_from_idx().
  */
-static struct alloc_tag **module_idx_table[MODULE_IDX_TOP];
+struct alloc_tag **alloc_tag_module_table[MODULE_IDX_TOP];
+EXPORT_SYMBOL_GPL(alloc_tag_module_table);
 static DEFINE_IDA(module_idx_ida);	/* free module indices */
 
 /* Counters for the report. */
@@ -167,30 +171,22 @@ void __init alloc_tag_storage_init(void)
 	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++)
 		tag->idx = ALLOC_TAG_IDX_FIRST + (tag - __start_alloc_tags);
 	alloc_tag_kernel_idx_end = ALLOC_TAG_IDX_FIRST + kernel_tags;
-	module_idx_space = min(idx_capacity - kernel_tags, MODULE_IDX_MAX);
+	alloc_tag_module_space = min(idx_capacity - kernel_tags, MODULE_IDX_MAX);
 	static_branch_enable(&alloc_tag_page_flags);
 
 	pr_info("page tags in page flags: %u spare bits, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu; no page_ext for tags\n",
 		ALLOC_TAG_IDX_WIDTH, idx_bits, idx_capacity, kernel_tags,
-		module_idx_space, module_headroom);
+		alloc_tag_module_space, module_headroom);
 }
 
-struct codetag *alloc_tag_module_ct(unsigned long idx)
+/* A page carries an index that no tag owns: say so once, uncharge nothing. */
+struct alloc_tag *alloc_tag_idx_unowned(unsigned long idx)
 {
-	unsigned long n = idx - alloc_tag_kernel_idx_end;
-	struct alloc_tag **leaf = NULL;
-	struct alloc_tag *tag = NULL;
-
-	if (likely(n < module_idx_space))
-		leaf = READ_ONCE(module_idx_table[n >> MODULE_IDX_LEAF_SHIFT]);
-	if (likely(leaf))
-		tag = READ_ONCE(leaf[n & (MODULE_IDX_LEAF - 1)]);
-
-	WARN_ONCE(!tag, "page carries tag index %lu that no tag owns; its pages are not uncharged from any tag",
+	WARN_ONCE(1, "page carries tag index %lu that no tag owns; its pages are not uncharged from any tag",
 		  idx);
-	return tag ? &tag->ct : NULL;
+	return NULL;
 }
-EXPORT_SYMBOL(alloc_tag_module_ct);
+EXPORT_SYMBOL_GPL(alloc_tag_idx_unowned);
 
 void alloc_tag_count_unindexed(unsigned int nr)
 {
@@ -201,7 +197,7 @@ EXPORT_SYMBOL(alloc_tag_count_unindexed);
 
 static bool module_idx_set(unsigned long n, struct alloc_tag *tag)
 {
-	struct alloc_tag ***slot = &module_idx_table[n >> MODULE_IDX_LEAF_SHIFT];
+	struct alloc_tag ***slot = &alloc_tag_module_table[n >> MODULE_IDX_LEAF_SHIFT];
 
 	if (!*slot) {
 		struct alloc_tag **leaf = kzalloc(PAGE_SIZE, GFP_KERNEL);
@@ -237,8 +233,8 @@ void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
 	for (i = 0; i < nr; i++) {
 		int n = -ENOSPC;
 
-		if (module_idx_space)
-			n = ida_alloc_max(&module_idx_ida, module_idx_space - 1,
+		if (alloc_tag_module_space)
+			n = ida_alloc_max(&module_idx_ida, alloc_tag_module_space - 1,
 					  GFP_KERNEL);
 		if (n >= 0 && !module_idx_set(n, &tags[i])) {
 			ida_free(&module_idx_ida, n);
@@ -259,7 +255,7 @@ void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
 		unindexed_tags += missed;
 		unindexed_module_loads++;
 		pr_warn("module %s: %lu of %lu allocation tags got no page index (%lu of %lu module indices in use); its page allocations from those tags are not profiled\n",
-			modname, missed, nr, module_idx_used, module_idx_space);
+			modname, missed, nr, module_idx_used, alloc_tag_module_space);
 	}
 }
 
@@ -283,6 +279,7 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 
 	for (i = 0; i < nr; i++) {
 		unsigned long idx = tags[i].idx, n;
+		struct alloc_tag **leaf;
 
 		if (idx == ALLOC_TAG_IDX_NONE) {
 			unindexed_tags--;
@@ -293,12 +290,165 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 			continue;
 		}
 		n = idx - alloc_tag_kernel_idx_end;
-		WRITE_ONCE(module_idx_table[n >> MODULE_IDX_LEAF_SHIFT][n & (MODULE_IDX_LEAF - 1)],
-			   NULL);
+		leaf = alloc_tag_module_table[n >> MODULE_IDX_LEAF_SHIFT];
+		WRITE_ONCE(leaf[n & (MODULE_IDX_LEAF - 1)], NULL);
 		ida_free(&module_idx_ida, n);
 		tags[i].idx = ALLOC_TAG_IDX_NONE;
 		module_idx_used--;
 	}
+}
+
+/*
+ * Page-flags storage: charge @tag for a page fresh from the allocator.
+ *
+ * Every page enters the free lists with index 0 (free_pages_prepare()
+ * clears it, struct pages start zeroed), so the old index is not read
+ * (but by the debug check) and the new one is set with an OR. The OR is
+ * atomic although the hook runs before set_page_refcounted(), when no
+ * reference holder can be changing the page's flags: memory_failure()
+ * sets PG_hwpoison on any page, referenced or not.
+ */
+static __always_inline void pgalloc_tag_add_idx(struct page *page,
+						struct alloc_tag *tag,
+						unsigned int nr)
+{
+	unsigned long idx;
+
+	if (unlikely(!tag)) {
+		alloc_tag_add_check(NULL, tag);
+		return;
+	}
+	idx = READ_ONCE(tag->idx);
+	/*
+	 * A module tag that got no index (the index space was full when the
+	 * module loaded) cannot be stored in a page: its page allocations are
+	 * counted, and charged to no tag.
+	 */
+	if (unlikely(idx == ALLOC_TAG_IDX_NONE)) {
+		alloc_tag_count_unindexed(nr);
+		return;
+	}
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
+	    page_alloc_tag_idx(page)) {
+		union codetag_ref old = {
+			.ct = alloc_tag_idx_to_ct(page_alloc_tag_idx(page)),
+		};
+
+		alloc_tag_add_check(&old, tag);
+		page_set_alloc_tag_idx(page, idx);
+	} else {
+		atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT,
+			       (atomic_long_t *)&page->flags);
+	}
+	this_cpu_inc(tag->counters->calls);
+	this_cpu_add(tag->counters->bytes, PAGE_SIZE * nr);
+}
+
+void __pgalloc_tag_add(struct page *page, struct task_struct *task,
+		       unsigned int nr)
+{
+	struct pgtag_ref pr;
+
+	if (alloc_tag_in_page_flags()) {
+		pgalloc_tag_add_idx(page, task->alloc_tag, nr);
+	} else if (pgtag_ref_get(page, &pr)) {
+		alloc_tag_add(&pr.ref, task->alloc_tag, PAGE_SIZE * nr);
+		pgtag_ref_put(&pr);
+	}
+}
+
+/*
+ * A page index below ALLOC_TAG_IDX_FIRST has no tag to uncharge: "empty"
+ * (untagged on purpose) is fine, "none" means the page lost its tag.
+ */
+static inline void alloc_tag_idx_sub_check(unsigned long idx)
+{
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
+		WARN_ONCE(idx == ALLOC_TAG_IDX_NONE, "alloc_tag was not set\n");
+}
+
+/*
+ * __pgalloc_tag_sub - uncharge a page that is being freed
+ *
+ * Page-flags storage: the index is only read. free_pages_prepare(), the
+ * one caller, clears it together with the other flags in the plain store
+ * it makes to page->flags anyway, right after this.
+ *
+ * page_ext storage: the slot is cleared here.
+ */
+void __pgalloc_tag_sub(struct page *page, unsigned int nr)
+{
+	struct alloc_tag *tag;
+	struct pgtag_ref pr;
+	unsigned long idx;
+
+	if (!alloc_tag_in_page_flags()) {
+		if (pgtag_ref_get(page, &pr)) {
+			alloc_tag_sub(&pr.ref, PAGE_SIZE * nr);
+			pgtag_ref_put(&pr);
+		}
+		return;
+	}
+
+	idx = page_alloc_tag_idx(page);
+	if (unlikely(idx < ALLOC_TAG_IDX_FIRST)) {
+		alloc_tag_idx_sub_check(idx);
+		return;
+	}
+	tag = alloc_tag_from_idx(idx);
+	if (likely(tag)) {
+		this_cpu_sub(tag->counters->bytes, PAGE_SIZE * nr);
+		this_cpu_dec(tag->counters->calls);
+	}
+}
+
+/*
+ * page_ext storage, profiling off at run time: a freed page is not
+ * uncharged, but it must still lose the reference it got while profiling
+ * was on. Otherwise the page's next allocation, made while profiling is
+ * still off and so left untagged, would be uncharged from that stale tag
+ * once profiling is back on.
+ */
+void __pgalloc_tag_forget(struct page *page)
+{
+	struct pgtag_ref pr;
+
+	if (pgtag_ref_get(page, &pr)) {
+		pr.ref.ct = NULL;
+		pgtag_ref_put(&pr);
+	}
+}
+
+/*
+ * __pgalloc_tag_get - the tag a page is charged to, NULL if none
+ *
+ * Reads the page's tag and writes nothing. A page untagged on purpose has
+ * no tag either.
+ */
+struct alloc_tag *__pgalloc_tag_get(struct page *page)
+{
+	struct alloc_tag *tag = NULL;
+	struct page_ext *page_ext;
+	union codetag_ref *ref;
+	unsigned long idx;
+
+	if (alloc_tag_in_page_flags()) {
+		idx = page_alloc_tag_idx(page);
+		if (idx >= ALLOC_TAG_IDX_FIRST)
+			return alloc_tag_from_idx(idx);
+		alloc_tag_idx_sub_check(idx);
+		return NULL;
+	}
+
+	page_ext = page_ext_get(page);
+	if (!page_ext)
+		return NULL;
+	ref = codetag_ref_from_page_ext(page_ext);
+	alloc_tag_sub_check(ref);
+	if (ref->ct && !is_codetag_empty(ref))
+		tag = ct_to_alloc_tag(ref->ct);
+	page_ext_put(page_ext);
+	return tag;
 }
 
 static int storage_show(struct seq_file *m, void *v)
@@ -310,11 +460,11 @@ static int storage_show(struct seq_file *m, void *v)
 	seq_printf(m, "capacity: %lu\n", idx_capacity);
 	seq_printf(m, "kernel_tags: %lu\n", kernel_tags);
 	seq_printf(m, "module_headroom_asked: %lu\n", boot_headroom);
-	seq_printf(m, "module_index_space: %lu\n", module_idx_space);
+	seq_printf(m, "module_index_space: %lu\n", alloc_tag_module_space);
 	seq_printf(m, "module_indices_used: %lu\n", READ_ONCE(module_idx_used));
 	seq_printf(m, "module_indices_held_by_unloaded: %lu\n", READ_ONCE(module_idx_held));
 	seq_printf(m, "module_indices_free: %lu\n",
-		   module_idx_space - READ_ONCE(module_idx_used));
+		   alloc_tag_module_space - READ_ONCE(module_idx_used));
 	seq_printf(m, "unindexed_module_loads: %lu\n", READ_ONCE(unindexed_module_loads));
 	seq_printf(m, "unindexed_tags: %lu\n", READ_ONCE(unindexed_tags));
 	seq_printf(m, "unindexed_allocations: %lu\n", atomic_long_read(&unindexed_allocs));
@@ -340,7 +490,7 @@ static int page_tags_show(struct seq_file *m, void *v)
 		return 0;
 	}
 
-	nbits = alloc_tag_kernel_idx_end + module_idx_space;
+	nbits = alloc_tag_kernel_idx_end + alloc_tag_module_space;
 	seen = bitmap_zalloc(nbits, GFP_KERNEL);
 	if (!seen)
 		return -ENOMEM;
