@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""bench-report.py: the results file and plot of `make bench`.
+"""bench-report.py: the results files and plot of `make bench`.
 
 Reads the guests' outputs that scripts/bench.sh left in --out and writes
-a Markdown table of every figure (--md) and a plot of the headline
-comparison (--png, with gnuplot). `bench-report.py --parse-micro FILE`
-only parses microbenchmark lines and prints them (the smoke test uses it).
+a Markdown report of every figure (--md), the instruction and cache
+figures as JSON (--json, compared with --previous when given) and a plot
+of the headline comparison (--png, with gnuplot).
+`bench-report.py --parse-micro FILE` only parses microbenchmark lines and
+prints them (the smoke test and scripts/bench-commits.sh use it).
 """
 import argparse
+import json
 import os
 import platform
 import re
@@ -14,12 +17,37 @@ import statistics
 import subprocess
 import sys
 
-CASES = ["page-o0", "page-o1", "page-o3", "page-o9", "kmalloc-8-240"]
+CASES = ["page-o0", "page-o0-ktag", "page-o0-batch", "page-o0-batch-ktag",
+         "page-o1", "page-o3", "page-o9", "kmalloc-8-240"]
 CASE_TITLE = {
-    "page-o0": "order 0", "page-o1": "order 1", "page-o3": "order 3",
-    "page-o9": "order 9", "kmalloc-8-240": "kmalloc 8..240 B",
+    "page-o0": "order 0", "page-o0-ktag": "order 0, kernel tag",
+    "page-o0-batch": "order 0, batch", "page-o0-batch-ktag": "order 0, batch, kernel tag",
+    "page-o1": "order 1", "page-o3": "order 3", "page-o9": "order 9",
+    "kmalloc-8-240": "kmalloc 8..240 B",
 }
+# The cases of the cache table and of the plot.
+CACHE_CASES = ["page-o0", "page-o0-ktag", "page-o0-batch", "page-o0-batch-ktag", "kmalloc-8-240"]
+PLOT_CASES = ["page-o0", "page-o0-ktag", "page-o0-batch", "page-o1", "page-o3", "kmalloc-8-240"]
 MICRO_RE = re.compile(r"pftag_bench: run=(\d+) case=(\S+) loops=(\d+) ns=(\d+)")
+CACHE_RE = re.compile(r"pftag-cache: window=(\d+) vcpu=(\d+) insns=(\d+) loads=(\d+) "
+                      r"stores=(\d+) l1_misses=(\d+) l2_misses=(\d+)")
+MODEL_RE = re.compile(r"pftag-cache: model (.*)")
+SET_TITLE = {
+    "minimal": "minimal kernel (base + mm fragments)",
+    "distro": "distribution-like kernel (+ distro.config)",
+}
+DISTRO_DIFF = """\
+What the distribution-like configuration still does not share with
+Debian's 6.12 amd64 config on these paths: the `page->flags` layout
+(NR_CPUS 8192, NODES_SHIFT 10, NUMA balancing and MGLRU leave Debian one
+spare bit, so the series falls back to page_ext there; these guests keep
+page-flags storage), `DEFERRED_STRUCT_PAGE_INIT`, `MEMORY_HOTPLUG` and
+`ZONE_DEVICE`, `PAGE_REPORTING`, `HUGETLB_PAGE_OPTIMIZE_VMEMMAP`, CPU
+mitigations (retpolines and the return thunks, which change the cost of
+every indirect call and return), module signing and the thousands of
+drivers, file systems and their tags (Debian's kernel holds about ten
+times the tags of these guests). Memory allocation profiling is off in
+Debian's config (`MEM_ALLOC_PROFILING` not set)."""
 
 
 def parse_micro(text):
@@ -32,6 +60,26 @@ def parse_micro(text):
     missing = [c for c in CASES if c not in out]
     if missing:
         raise ValueError("cases missing from the microbenchmark: " + " ".join(missing))
+    return out
+
+
+def micro_order(text):
+    """The case names in the order the module ran them (one per window)."""
+    return [m.group(2) for m in MICRO_RE.finditer(text)]
+
+
+def parse_cache(text, order, loops):
+    """{case: {insns, loads, stores, l1, l2} per pair} of the plugin's windows."""
+    wins = [tuple(int(x) for x in m.groups()) for m in CACHE_RE.finditer(text)]
+    wins.sort()
+    if len(wins) != len(order):
+        raise ValueError("the cache plugin reported %d windows for %d measured loops"
+                         % (len(wins), len(order)))
+    out = {}
+    for case, w in zip(order, wins):
+        _, _, insns, loads, stores, l1, l2 = w
+        out[case] = {"insns": insns / loops, "loads": loads / loops, "stores": stores / loops,
+                     "l1": l1 / loops, "l2": l2 / loops}
     return out
 
 
@@ -105,14 +153,55 @@ def machine():
     }
 
 
+def obj_id(build, s):
+    return build + ("+distro" if s == "distro" else "")
+
+
+def load_set(o, s, configs, rounds):
+    """Everything the guests of set @s reported."""
+    d = {}
+    for name, build, append in configs:
+        sec = sections(os.path.join(o, s, "icount", name, "out.log"))
+        e = {"sec": sec, "micro": parse_micro(sec.get("micro", "")),
+             "hb": perf_stat(sec.get("hackbench", "")), "pf": perf_stat(sec.get("faults", "")),
+             "build": build, "append": append}
+        cdir = os.path.join(o, s, "cache", name)
+        if os.path.isdir(cdir):
+            csec = sections(os.path.join(cdir, "out.log"))
+            loops = int(re.search(r"loops=(\d+)", csec.get("micro", "")).group(1))
+            ctext = read(os.path.join(cdir, "cache.log"))
+            e["cache"] = parse_cache(ctext, micro_order(csec.get("micro", "")), loops)
+            m = MODEL_RE.search(ctext)
+            e["model"] = m.group(1) if m else "?"
+            e["cache_loops"] = loops
+        w = {"micro": {c: [] for c in CASES}, "hb": [], "pf": []}
+        for r in range(1, rounds + 1):
+            p = os.path.join(o, s, "wall", str(r), name, "out.log")
+            if not os.path.exists(p):
+                continue
+            ws = sections(p)
+            for c, xs in parse_micro(ws.get("micro", "")).items():
+                w["micro"].setdefault(c, []).extend(xs)
+            w["hb"].append(perf_stat(ws.get("hackbench", "")))
+            w["pf"].append(perf_stat(ws.get("faults", "")))
+        e["wall"] = w
+        p = os.path.join(o, s, "mem4g", name, "out.log")
+        e["mem4g"] = sections(p) if os.path.exists(p) else {}
+        d[name] = e
+    return d
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--parse-micro")
     ap.add_argument("--out")
     ap.add_argument("--md")
     ap.add_argument("--png")
+    ap.add_argument("--json")
+    ap.add_argument("--previous")
     ap.add_argument("--seconds", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=0)
+    ap.add_argument("--sets", default="minimal distro")
     ap.add_argument("--configs", default="")
     a = ap.parse_args()
 
@@ -125,259 +214,346 @@ def main():
 
     configs = [l.split("|") for l in a.configs.splitlines() if l]
     names = [c[0] for c in configs]
+    sets = a.sets.split()
     o = a.out
-    ic, wall, mem4 = {}, {}, {}
-    for name, build, append in configs:
-        s = sections(os.path.join(o, "icount", name, "out.log"))
-        ic[name] = {"sec": s, "micro": parse_micro(s.get("micro", "")),
-                    "hb": perf_stat(s.get("hackbench", "")), "pf": perf_stat(s.get("faults", "")),
-                    "build": build, "append": append}
-        w = {"micro": {c: [] for c in CASES}, "hb": [], "pf": []}
-        for r in range(1, a.rounds + 1):
-            s = sections(os.path.join(o, "wall", str(r), name, "out.log"))
-            for c, xs in parse_micro(s.get("micro", "")).items():
-                w["micro"].setdefault(c, []).extend(xs)
-            w["hb"].append(perf_stat(s.get("hackbench", "")))
-            w["pf"].append(perf_stat(s.get("faults", "")))
-        wall[name] = w
-        mem4[name] = sections(os.path.join(o, "mem4g", name, "out.log"))
+    data = {s: load_set(o, s, configs, a.rounds) for s in sets}
+    base, pf, pe, st, st_off = "baseline", "page-flags", "page_ext", "stock", "stock-off"
+    ins = {s: {n: {c: data[s][n]["micro"][c][0] for c in CASES} for n in names} for s in sets}
 
-    base = "baseline"
     L = []
     p = L.append
     mach = machine()
-    rel = {b: read(os.path.join(o, "release-" + b)) for b in ("baseline", "profiling")}
-    p("# make bench: page-flags mode against page_ext and against no profiling")
+    p("# make bench: the series against no profiling and against stock Linux 6.12")
     p("")
     p("Machine: %s, %s cores, %s RAM; %s, host kernel %s; %s." % (
         mach["cpu"], mach["cores"], mach["ram"], mach["os"], mach["host kernel"], mach["qemu"]))
-    p("Guest kernels: `%s` and `%s` (Linux 6.12.117 + the series; configs: "
-      "scripts/config/base.config + mm.config + baseline.config or profiling.config). "
-      "Every guest: %s, 2 vCPUs, TCG; `make bench` took %d s." % (
-          rel["baseline"], rel["profiling"], "512 MiB", a.seconds))
+    p("Series: `%s` of the assembled tree. Every guest: 512 MiB, 2 vCPUs, TCG; `make bench` "
+      "took %d s." % (read(os.path.join(o, "series-head"), "?"), a.seconds))
     la = read(os.path.join(o, "loadavg"))
     if la:
         p("Host load average (1, 5, 15 min) at the start and end of each phase: " +
           "; ".join("%s %s" % (l.split()[0], " ".join(l.split()[1:])) for l in la.splitlines()) +
           ". The guests' vCPUs are host threads: anything else running on the host shows in "
-          "the wall-clock figures (not in the instruction counts).")
+          "the wall-clock figures (not in the instruction or cache counts).")
     p("")
-    p("| # | configuration | kernel | kernel arguments | mode the guest reports |")
-    p("|---|---|---|---|---|")
-    for i, (name, build, append) in enumerate(configs, 1):
-        s = ic[name]["sec"]
-        st = re.search(r"^storage: (.+)$", s.get("storage", ""), re.M)
-        mode = "profiling not built in" if build == "baseline" else \
-            "mem_profiling=%s, storage %s" % (s.get("mem_profiling", "?").strip(),
-                                             st.group(1) if st else "?")
-        p("| %d | %s | %s | `%s` | %s |" % (i, name, rel[build], append or "(none)", mode))
+    p("Kernels: for each set, `baseline` (profiling not built in), `stock` (Linux 6.12.117 "
+      "without the series, profiling built in and on, page tags in page_ext as 6.12 ships) and "
+      "`profiling` (6.12.117 + the series). Every config has `CONFIG_JUMP_LABEL=y` (static "
+      "keys patched as distributions build them).")
+    p("")
+    for s in sets:
+        p("### %s" % SET_TITLE[s])
+        p("")
+        p("| # | configuration | kernel | kernel arguments | mode the guest reports |")
+        p("|---|---|---|---|---|")
+        for i, (name, build, append) in enumerate(configs, 1):
+            sec = data[s][name]["sec"]
+            stg = re.search(r"^storage: (.+)$", sec.get("storage", ""), re.M)
+            mp = sec.get("mem_profiling", "?").strip()
+            if build == "baseline":
+                mode = "profiling not built in"
+            elif build == "stock":
+                mode = "mem_profiling=%s, storage page_ext (6.12)" % mp
+            else:
+                mode = "mem_profiling=%s, storage %s" % (mp, stg.group(1) if stg else "?")
+            p("| %d | %s | %s | `%s` | %s |" % (i, name, read(os.path.join(o, "release-" + obj_id(build, s))),
+                                               append or "(none)", mode))
+        p("")
+    p(DISTRO_DIFF)
     p("")
 
-    # Headline: instructions.
+    # Instructions.
     p("## Microbenchmark: guest instructions per allocation + free")
     p("")
-    p("`tests/modules/pftag_bench.c`: %s pairs per case on a kthread bound to CPU 1, "
-      "after %s warm-up pairs; cost = ktime_get_ns() delta / pairs under `-icount shift=0` "
-      "(1 ns = 1 instruction; exactly repeatable: two runs per boot, the first shown, "
-      "the second must agree). The loops run in a module, so in page-flags mode their tags "
-      "are module tags: the free decodes the index through the module table "
-      "(alloc_tag_module_ct()), where kernel call sites index the tag section directly. "
-      "Overhead against baseline in parentheses." % (
-          "{:,}".format(int(re.search(r"loops=(\d+)", ic[base]["sec"]["micro"]).group(1))),
-          "1/8 as many"))
+    loops = int(re.search(r"loops=(\d+)", data[sets[0]][base]["sec"]["micro"]).group(1))
+    p("`tests/modules/pftag_bench.c`: %s pairs per case on a kthread bound to CPU 1, after 1/8 "
+      "as many warm-up pairs; cost = ktime_get_ns() delta / pairs under `-icount shift=0` "
+      "(1 ns = 1 instruction; exactly repeatable: two runs per boot, the first shown, the "
+      "second must agree). The loops run in a module: \"order N\" is charged to the module's "
+      "own call site (a module tag: the free decodes its index through the module table), "
+      "\"kernel tag\" to the kernel's first tag (`__start_alloc_tags`), set around the "
+      "allocation exactly as `alloc_hooks()` does at a kernel call site. \"batch\" allocates "
+      "4096 pages before freeing them, so that every operation touches another struct page "
+      "(and page_ext entry). Overhead against baseline in parentheses." % "{:,}".format(loops))
     p("")
-    p("| configuration | " + " | ".join(CASE_TITLE[c] for c in CASES) + " |")
-    p("|---|" + "---|" * len(CASES))
-    ins = {n: {c: ic[n]["micro"][c][0] for c in CASES} for n in names}
-    for n in names:
-        cells = []
-        for c in CASES:
-            v = ins[n][c]
-            cells.append("%.0f" % v if n == base else "%.0f (%s)" % (v, fmt_pct(pct(v, ins[base][c]))))
-        p("| %s | %s |" % (n, " | ".join(cells)))
-    rep = max(abs(ic[n]["micro"][c][-1] / ic[n]["micro"][c][0] - 1) * 100
-              for n in names for c in CASES)
-    p("")
-    p("Largest difference between the two runs of one boot: %.2f%%." % rep)
+    rep = 0.0
+    for s in sets:
+        p("### %s" % SET_TITLE[s])
+        p("")
+        p("| configuration | " + " | ".join(CASE_TITLE[c] for c in CASES) + " |")
+        p("|---|" + "---|" * len(CASES))
+        for n in names:
+            cells = []
+            for c in CASES:
+                v = ins[s][n][c]
+                cells.append("%.0f" % v if n == base else "%.0f (%s)" % (v, fmt_pct(pct(v, ins[s][base][c]))))
+            p("| %s | %s |" % (n, " | ".join(cells)))
+            for c in CASES:
+                xs = data[s][n]["micro"][c]
+                rep = max(rep, abs(xs[-1] / xs[0] - 1) * 100)
+        p("")
+    p("Largest difference between the two runs of one boot, over every case and "
+      "configuration: %.2f%%." % rep)
     p("")
 
-    p("## Microbenchmark: wall-clock time per allocation + free (plain TCG)")
-    p("")
-    nwall = len(wall[base]["micro"]["page-o0"])
-    p("%d rounds of boots, the configurations interleaved within each round, %d runs per boot: "
-      "median of %d samples in ns per pair, [min-max] spread; overhead of the medians "
-      "against baseline. TCG translates guest code, so a nanosecond here is host time of "
-      "the emulation, not of a real CPU." % (a.rounds, nwall // max(a.rounds, 1), nwall))
-    p("")
-    p("| configuration | " + " | ".join(CASE_TITLE[c] for c in CASES) + " |")
-    p("|---|" + "---|" * len(CASES))
-    wmed = {n: {c: med(wall[n]["micro"][c]) for c in CASES} for n in names}
-    for n in names:
-        cells = []
-        for c in CASES:
-            xs = wall[n]["micro"][c]
-            cell = "%.0f [%.0f-%.0f]" % (wmed[n][c], min(xs), max(xs))
-            if n != base:
-                cell += " (%s)" % fmt_pct(pct(wmed[n][c], wmed[base][c]))
-            cells.append(cell)
-        p("| %s | %s |" % (n, " | ".join(cells)))
-    p("")
+    # Previous run.
+    cur = {"series": read(os.path.join(o, "series-head")),
+           "instructions": ins,
+           "cache": {s: {n: data[s][n].get("cache", {}) for n in names} for s in sets}}
+    if a.previous and os.path.exists(a.previous):
+        with open(a.previous) as f:
+            prev = json.load(f)
+        diffs = []
+        for s in sets:
+            for n in names:
+                for c in CASES:
+                    try:
+                        q = prev["instructions"][s][n][c]
+                    except KeyError:
+                        continue
+                    diffs.append((abs(ins[s][n][c] / q - 1) * 100, s, n, c, q))
+        if diffs:
+            d = max(diffs)
+            p("Against the previous run (`%s`, series `%s`): %d figures compared, largest "
+              "difference %.2f%% (%s, %s, %s: %.0f then %.0f instructions)." % (
+                  os.path.basename(a.previous), prev.get("series", "?"), len(diffs),
+                  d[0], d[1], d[2], CASE_TITLE[d[3]], d[4], ins[d[1]][d[2]][d[3]]))
+            p("")
 
     # Targets.
     p("## Targets")
     p("")
-    pf, pe = "page-flags", "page_ext"
-    pages = ["page-o0", "page-o1", "page-o3", "page-o9"]
-    rows = []
-    for c in pages:
-        oi, ow = pct(ins[pf][c], ins[base][c]), pct(wmed[pf][c], wmed[base][c])
-        ei, ew = pct(ins[pe][c], ins[base][c]), pct(wmed[pe][c], wmed[base][c])
-        rows.append((c, oi, ow, ei, ew))
-        ok = oi < 5.5 and ow < 5.5 and oi < ei and ow < ew
-        p("- %s: page-flags %s instructions, %s time; page_ext %s, %s: %s" % (
-            CASE_TITLE[c], fmt_pct(oi), fmt_pct(ow), fmt_pct(ei), fmt_pct(ew),
-            "**met** (under 5.5%% and below page_ext)" if ok else "**missed** (target: under 5.5% and below page_ext)"))
-    c = "kmalloc-8-240"
-    ki, kw = pct(ins[pf][c], ins[base][c]), pct(wmed[pf][c], wmed[base][c])
-    ei, ew = pct(ins[pe][c], ins[base][c]), pct(wmed[pe][c], wmed[base][c])
-    p("- kmalloc: page-flags %s instructions, %s time; page_ext %s, %s: %s" % (
-        fmt_pct(ki), fmt_pct(kw), fmt_pct(ei), fmt_pct(ew),
-        "**met** (no worse than page_ext)" if ins[pf][c] <= ins[pe][c] * 1.01 else "**missed**"))
-    pe_bytes = {}
-    for n in names:
-        m = re.search(r"allocated (\d+) bytes of page_ext", ic[n]["sec"].get("bootlog", ""))
-        pe_bytes[n] = int(m.group(1)) if m else 0
-    p("- page_ext memory in page-flags mode: %d bytes: %s" % (
-        pe_bytes[pf], "**met**" if pe_bytes[pf] == 0 else "**missed**"))
-    ktags = re.search(r"(\d+) kernel tags", ic[pf]["sec"].get("bootlog", ""))
-    ktags = int(ktags.group(1)) if ktags else 0
-    p("- tag-index memory: %s (8 bytes x %d kernel tags) + module table 4 KiB "
-      "(+4 KiB per 512 module tags): a fixed few KiB, independent of RAM." % (kib(8 * ktags), ktags))
-    p("")
+    for s in sets:
+        I = ins[s]
+        p("### %s" % SET_TITLE[s])
+        p("")
+        for c in ("page-o0", "page-o0-ktag"):
+            b = I[base][c]
+            off = pct(I["off"][c], b)
+            p("- %s, built in but off: %s over no profiling: %s (target: at most +1%%)" % (
+                CASE_TITLE[c], fmt_pct(off), "**met**" if off <= 1.0 else "**missed**"))
+            on = pct(I[pf][c], b)
+            p("- %s, page flags on: %s over no profiling: %s (target: at most +7%%)" % (
+                CASE_TITLE[c], fmt_pct(on), "**met**" if on <= 7.0 else "**missed**"))
+            so, po = I[st][c] - b, I[pf][c] - b
+            p("- %s, page-flags overhead against stock 6.12's: %+.0f against %+.0f instructions "
+              "(%.0f%%): %s (target: at most a quarter)" % (
+                  CASE_TITLE[c], po, so, 100 * po / so if so else float("nan"),
+                  "**met**" if so > 0 and po <= so / 4 else "**missed**"))
+            p("- %s, page_ext storage of the series: %.0f against stock's %.0f instructions: %s "
+              "(target: no more than stock)" % (
+                  CASE_TITLE[c], I[pe][c], I[st][c], "**met**" if I[pe][c] <= I[st][c] else "**missed**"))
+            p("- %s, built in but off, series against stock off: %.0f against %.0f" % (
+                CASE_TITLE[c], I["off"][c], I[st_off][c]))
+        p("")
 
     # Decomposition.
-    p("## Where the instructions go (per pair, from the table above)")
+    p("## Where the instructions go (per pair)")
     p("")
-    p("| case | hooks built in, off (off - baseline) | page-flags on (page-flags - off) | "
-      "page_ext on (page_ext - off) | page-flags - page_ext |")
-    p("|---|---|---|---|---|")
-    for c in CASES:
-        p("| %s | %+.0f | %+.0f | %+.0f | %+.0f |" % (
-            CASE_TITLE[c], ins["off"][c] - ins[base][c], ins[pf][c] - ins["off"][c],
-            ins[pe][c] - ins["off"][c], ins[pf][c] - ins[pe][c]))
+    for s in sets:
+        I = ins[s]
+        p("### %s" % SET_TITLE[s])
+        p("")
+        p("| case | stock off - baseline | stock on - stock off | series off - baseline | "
+          "page flags - series off | page_ext - series off | page flags - stock |")
+        p("|---|---|---|---|---|---|---|")
+        for c in CASES:
+            p("| %s | %+.0f | %+.0f | %+.0f | %+.0f | %+.0f | %+.0f |" % (
+                CASE_TITLE[c], I[st_off][c] - I[base][c], I[st][c] - I[st_off][c],
+                I["off"][c] - I[base][c], I[pf][c] - I["off"][c], I[pe][c] - I["off"][c],
+                I[pf][c] - I[st][c]))
+        p("")
+    p("kmalloc/kfree never touches a page tag: its overhead is the slab hooks "
+      "(`alloc_tagging_slab_alloc_hook()`, `alloc_tagging_slab_free_hook()` and the "
+      "`slabobj_ext` vector of every slab), the same code in stock 6.12 and in both storage "
+      "modes of the series; the columns above give what they spend per pair.")
     p("")
+
+    # Memory traffic.
+    have_cache = all("cache" in data[s][n] for s in sets for n in names)
+    if have_cache:
+        model = data[sets[0]][base]["model"]
+        cl = data[sets[0]][base]["cache_loops"]
+        p("## Memory traffic per allocation + free (cache model)")
+        p("")
+        p("The same microbenchmark (%s pairs per case) under the TCG plugin "
+          "`bench/plugin/pftag-cache.c`, which counts the guest's loads and stores and simulates "
+          "a data cache on their addresses (%s: size/ways/line bytes of L1 and L2, LRU; L2 is "
+          "looked up on L1 misses), only between the module's window markers, so nothing but "
+          "the measured loop is counted; the model also sees every access outside the windows "
+          "(warm=on), so the warm-up before each loop warms it as it would a real cache. Under "
+          "`-icount` TCG runs one vCPU at a time and a locked read-modify-write counts as a load "
+          "and a store. Per pair: loads / stores / L1 misses / L2 misses." % (
+              "{:,}".format(cl), model))
+        p("")
+        for s in sets:
+            p("### %s" % SET_TITLE[s])
+            p("")
+            p("| configuration | " + " | ".join(CASE_TITLE[c] for c in CACHE_CASES) + " |")
+            p("|---|" + "---|" * len(CACHE_CASES))
+            for n in names:
+                cells = []
+                for c in CACHE_CASES:
+                    v = data[s][n]["cache"][c]
+                    cells.append("%.1f / %.1f / %.2f / %.2f" % (v["loads"], v["stores"], v["l1"], v["l2"]))
+                p("| %s | %s |" % (n, " | ".join(cells)))
+            p("")
+            p("Extra per pair against baseline (loads, stores, L1 misses):")
+            p("")
+            p("| configuration | " + " | ".join(CASE_TITLE[c] for c in CACHE_CASES) + " |")
+            p("|---|" + "---|" * len(CACHE_CASES))
+            for n in names:
+                if n == base:
+                    continue
+                cells = []
+                for c in CACHE_CASES:
+                    v, b = data[s][n]["cache"][c], data[s][base]["cache"][c]
+                    cells.append("%+.1f / %+.1f / %+.2f" % (v["loads"] - b["loads"],
+                                                            v["stores"] - b["stores"], v["l1"] - b["l1"]))
+                p("| %s | %s |" % (n, " | ".join(cells)))
+            p("")
+
+    # Wall clock.
+    wset = "minimal"
+    if wset in data and all(data[wset][n]["wall"]["micro"]["page-o0"] for n in names):
+        W = data[wset]
+        p("## Microbenchmark: wall-clock time per allocation + free (plain TCG, minimal set)")
+        p("")
+        nwall = len(W[base]["wall"]["micro"]["page-o0"])
+        p("%d rounds of boots, the configurations interleaved within each round: median of %d "
+          "samples in ns per pair, [min-max] spread; overhead of the medians against baseline. "
+          "TCG translates guest code, so a nanosecond here is host time of the emulation, not "
+          "of a real CPU: read the instruction and cache tables for the cost." % (a.rounds, nwall))
+        p("")
+        wc = ["page-o0", "page-o0-ktag", "page-o0-batch", "page-o1", "page-o3", "kmalloc-8-240"]
+        p("| configuration | " + " | ".join(CASE_TITLE[c] for c in wc) + " |")
+        p("|---|" + "---|" * len(wc))
+        for n in names:
+            cells = []
+            for c in wc:
+                xs = W[n]["wall"]["micro"][c]
+                b = med(W[base]["wall"]["micro"][c])
+                cell = "%.0f [%.0f-%.0f]" % (med(xs), min(xs), max(xs))
+                if n != base:
+                    cell += " (%s)" % fmt_pct(pct(med(xs), b))
+                cells.append(cell)
+            p("| %s | %s |" % (n, " | ".join(cells)))
+        p("")
 
     # Macro.
-    p("## Macro: perf stat in the guest (software events: TCG has no hardware PMU)")
+    p("## Macro: perf stat in the guest under -icount")
     p("")
-    p("hackbench = `perf bench sched messaging -g 4 -l 40` (Debian's linux-perf %s); page faults = "
-      "`pftag-faults 32 8` (8 rounds of mapping 32 MiB anonymous, small pages, writing every "
-      "page, unmapping: 65,536 faults). Under `-icount` task-clock counts instructions "
-      "(msec = millions); wall = plain TCG, median [min-max] of %d boots." % (
-          subprocess.run(["perf", "version"], capture_output=True, text=True).stdout.strip().replace("perf version ", ""),
-          a.rounds))
+    p("hackbench = `perf bench sched messaging -g 4 -l 40` (Debian's linux-perf); page faults "
+      "= `pftag-faults 32 8` (8 rounds of mapping 32 MiB anonymous, small pages, writing every "
+      "page, unmapping: 65,536 faults, each an order-0 allocation charged to the kernel call "
+      "site in mm/memory.c and its free). task-clock counts instructions under `-icount` "
+      "(msec = millions). hackbench runs 160 tasks on 2 vCPUs: the interleaving, and so its "
+      "total, changes from boot to boot; the fault loop is one task and repeats closely.")
     p("")
-    p("| configuration | hackbench Minstr (icount task-clock) | hackbench wall s | "
-      "faults Minstr (icount task-clock) | instructions per fault | faults wall task-clock ms |")
-    p("|---|---|---|---|---|---|")
-    hb0 = ic[base]["hb"].get("task-clock", 0)
-    pf0 = ic[base]["pf"].get("task-clock", 0)
-    hbw0 = med([x.get("total", 0) for x in wall[base]["hb"]])
-    pfw0 = med([x.get("task-clock", 0) for x in wall[base]["pf"]])
-    macro = {}
-    for n in names:
-        hb, pfl = ic[n]["hb"].get("task-clock", 0), ic[n]["pf"].get("task-clock", 0)
-        hbw = [x.get("total", 0) for x in wall[n]["hb"]]
-        pfw = [x.get("task-clock", 0) for x in wall[n]["pf"]]
-        nfault = ic[n]["pf"].get("page-faults", 0) or 1
-        macro[n] = (pct(hb, hb0), pct(pfl, pf0))
-        p("| %s | %.1f (%s) | %.3f [%.3f-%.3f] (%s) | %.1f (%s) | %.0f | %.1f [%.1f-%.1f] (%s) |" % (
-            n, hb, fmt_pct(pct(hb, hb0)), med(hbw), min(hbw), max(hbw), fmt_pct(pct(med(hbw), hbw0)),
-            pfl, fmt_pct(pct(pfl, pf0)), pfl * 1e6 / nfault,
-            med(pfw), min(pfw), max(pfw), fmt_pct(pct(med(pfw), pfw0))))
-    p("")
+    for s in sets:
+        D = data[s]
+        p("### %s" % SET_TITLE[s])
+        p("")
+        p("| configuration | hackbench Minstr | faults Minstr | instructions per fault |")
+        p("|---|---|---|---|")
+        hb0 = D[base]["hb"].get("task-clock", 0)
+        pf0 = D[base]["pf"].get("task-clock", 0)
+        for n in names:
+            hb, pfl = D[n]["hb"].get("task-clock", 0), D[n]["pf"].get("task-clock", 0)
+            nfault = D[n]["pf"].get("page-faults", 0) or 1
+            p("| %s | %.1f (%s) | %.1f (%s) | %.0f |" % (
+                n, hb, fmt_pct(pct(hb, hb0)), pfl, fmt_pct(pct(pfl, pf0)), pfl * 1e6 / nfault))
+        p("")
 
     # Memory.
-    p("## Memory and size")
+    D = data[sets[0]]
+    p("## Memory and size (%s)" % SET_TITLE[sets[0]])
     p("")
-    p("| configuration | page_ext bytes (512 MiB) | page_ext bytes (4 GiB) | MemTotal / MemAvailable 512 MiB (kB) | "
-      "MemTotal / MemAvailable 4 GiB (kB) | vmlinux text / data / bss |")
+    p("| configuration | page_ext bytes (512 MiB) | page_ext bytes (4 GiB) | MemTotal / MemAvailable "
+      "512 MiB (kB) | MemTotal / MemAvailable 4 GiB (kB) | vmlinux text / data / bss |")
     p("|---|---|---|---|---|---|")
+    pe_bytes = {}
     for n in names:
-        def mi(s):
-            t = re.search(r"MemTotal:\s*(\d+)", s.get("meminfo", ""))
-            v = re.search(r"MemAvailable:\s*(\d+)", s.get("meminfo", ""))
+        def mi(sec):
+            t = re.search(r"MemTotal:\s*(\d+)", sec.get("meminfo", ""))
+            v = re.search(r"MemAvailable:\s*(\d+)", sec.get("meminfo", ""))
             return "%s / %s" % (t.group(1) if t else "?", v.group(1) if v else "?")
-        m4 = re.search(r"allocated (\d+) bytes of page_ext", mem4[n].get("bootlog", ""))
-        sz = read(os.path.join(o, "size-" + ic[n]["build"])).split()
+        m = re.search(r"allocated (\d+) bytes of page_ext", D[n]["sec"].get("bootlog", ""))
+        pe_bytes[n] = int(m.group(1)) if m else 0
+        m4 = re.search(r"allocated (\d+) bytes of page_ext", D[n]["mem4g"].get("bootlog", ""))
+        sz = read(os.path.join(o, "size-" + obj_id(D[n]["build"], sets[0]))).split()
         p("| %s | %d | %d | %s | %s | %s |" % (
-            n, pe_bytes[n], int(m4.group(1)) if m4 else 0, mi(ic[n]["sec"]), mi(mem4[n]),
+            n, pe_bytes[n], int(m4.group(1)) if m4 else 0, mi(D[n]["sec"]), mi(D[n]["mem4g"]),
             " / ".join(sz[:3]) if len(sz) >= 3 else "?"))
     p("")
-    p("page-flags storage as the guest reports it (`/sys/kernel/debug/alloc_tag/storage`, 512 MiB, after boot):")
+    ktags = re.search(r"(\d+) kernel tags", D[pf]["sec"].get("bootlog", ""))
+    ktags = int(ktags.group(1)) if ktags else 0
+    p("Page-flags mode allocates no page_ext for tags; its own memory is %s of tag indices "
+      "(8 bytes x %d kernel tags) and the 4 KiB module table (+4 KiB per 512 module tags), "
+      "independent of RAM. page-flags storage as the guest reports it "
+      "(`/sys/kernel/debug/alloc_tag/storage`, 512 MiB, after boot):" % (kib(8 * ktags), ktags))
     p("")
     p("```")
-    p(ic[pf]["sec"].get("storage", "").strip())
+    p(D[pf]["sec"].get("storage", "").strip())
     p("```")
     p("")
 
     # Boot.
-    p("## Boot: instructions to userspace (`-icount shift=0`)")
-    p("")
-    p("Read by a static program run first by the guest's command: the TSC (instructions "
-      "since the machine's reset: firmware, decompression, kernel, /init's mounts) and "
-      "CLOCK_BOOTTIME (since the kernel's timekeeping started).")
+    p("## Boot: instructions to userspace (`-icount shift=0`, %s)" % SET_TITLE[sets[0]])
     p("")
     p("| configuration | from reset (M) | from timekeeping (M) | against baseline |")
     p("|---|---|---|---|")
     tsc0 = None
     for n in names:
-        m = re.search(r"tsc=(\d+) boottime_ns=(\d+)", ic[n]["sec"].get("clock", ""))
+        m = re.search(r"tsc=(\d+) boottime_ns=(\d+)", D[n]["sec"].get("clock", ""))
         tsc, bt = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
         tsc0 = tsc0 or tsc
         p("| %s | %.1f | %.1f | %s |" % (n, tsc / 1e6, bt / 1e6, fmt_pct(pct(tsc, tsc0))))
     p("")
 
     top = os.path.dirname(os.path.dirname(os.path.abspath(o)))
-    p("hackbench runs 160 tasks on 2 vCPUs: even under -icount the interleaving of the two "
-      "vCPUs, and so the total, changes from boot to boot (its spread is larger than the "
-      "differences between configurations); the page-fault loop is one task and repeats "
-      "closely. Read the page-fault column and the microbenchmark for the hooks' cost.")
-    p("")
     p("## QEMU command lines")
     p("")
-    for d in ("icount/page-flags", "wall/1/page-flags", "mem4g/page-flags"):
+    for d in ("minimal/icount/page-flags", "minimal/cache/page-flags", "minimal/wall/1/page-flags",
+              "minimal/mem4g/page-flags"):
         cmd = read(os.path.join(o, d, "qemu.cmd"))
-        cmd = cmd.replace(top + "/", "")
+        if not cmd:
+            continue
         p("- %s (the initrd is the build's initramfs, then build/bench/bench.cpio with perf, "
-          "then the command):" % d.split("/")[0])
+          "then the command):" % d)
         p("")
         p("  ```")
-        p("  " + cmd)
+        p("  " + cmd.replace(top + "/", ""))
         p("  ```")
     p("")
-    p("Reproduce: `make bench` (about %d minutes here)." % max(1, round(a.seconds / 60)))
+    p("Reproduce: `make bench` (about %d minutes here, kernels built; building the six kernels "
+      "cold adds about 45 minutes on 2 cores)." % max(1, round(a.seconds / 60)))
 
     with open(a.md, "w") as f:
         f.write("\n".join(L) + "\n")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(cur, f, indent=1, sort_keys=True)
+            f.write("\n")
 
-    # Plot: overhead against baseline, instructions and wall time.
+    # Plot: instruction overhead against baseline, both sets.
     dat = a.png + ".dat"
     others = [n for n in names if n != base]
     with open(dat, "w") as f:
-        for c in CASES:
-            f.write('"%s" ' % CASE_TITLE[c] + " ".join("%.2f" % pct(ins[n][c], ins[base][c]) for n in others) + "\n")
-        f.write("\n\n")
-        for c in CASES:
-            f.write('"%s" ' % CASE_TITLE[c] + " ".join("%.2f" % pct(wmed[n][c], wmed[base][c]) for n in others) + "\n")
+        for s in sets:
+            for c in PLOT_CASES:
+                f.write('"%s" ' % CASE_TITLE[c] + " ".join(
+                    "%.2f" % pct(ins[s][n][c], ins[s][base][c]) for n in others) + "\n")
+            f.write("\n\n")
     plots = []
-    for idx, title in ((0, "guest instructions (-icount shift=0)"), (1, "wall-clock time, plain TCG (medians)")):
+    for idx, s in enumerate(sets):
         cols = ", ".join("'%s' index %d using %d:xtic(1) title '%s'" % (dat, idx, i + 2, n)
                          for i, n in enumerate(others))
-        plots.append("set title 'Allocation + free overhead against no profiling: %s'\nplot %s" % (title, cols))
-    gp = """set terminal pngcairo size 1100,900 font ',10' noenhanced
+        plots.append("set title 'Guest instructions per allocation + free, overhead against no "
+                     "profiling: %s'\nplot %s" % (SET_TITLE[s], cols))
+    gp = """set terminal pngcairo size 1200,%d font ',10' noenhanced
 set output '%s'
-set multiplot layout 2,1
+set multiplot layout %d,1
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
@@ -385,11 +561,10 @@ set ylabel 'overhead (%%)'
 set grid ytics
 set key top left
 set xzeroaxis
-set arrow 1 from graph 0, first 5.5 to graph 1, first 5.5 nohead dt 2 lc rgb 'red'
-%s
+set arrow 1 from graph 0, first 7 to graph 1, first 7 nohead dt 2 lc rgb 'red'
 %s
 unset multiplot
-""" % (a.png, plots[0], plots[1])
+""" % (450 * len(sets), a.png, len(sets), "\n".join(plots))
     r = subprocess.run(["gnuplot"], input=gp, text=True, capture_output=True)
     if r.returncode:
         sys.stderr.write(r.stderr)

@@ -1,33 +1,48 @@
 #!/usr/bin/env bash
-# bench.sh: what page-flags mode costs against page_ext and against no
-# profiling. Builds the profiling and baseline kernels, boots five
-# configurations the same way (512 MiB, 2 vCPUs, TCG), runs every
-# benchmark and writes bench/results/<date>-<host>.md and a plot (.png).
+# bench.sh: what the series costs against no profiling and against stock
+# Linux 6.12. Builds, for two kernel configurations, the kernel without
+# profiling (baseline), stock 6.12.117 with profiling (stock, from the
+# assembled tree's tag "base") and the series (profiling); boots seven
+# guest configurations of each the same way (512 MiB, 2 vCPUs, TCG), runs
+# every benchmark and writes bench/results/<date>-<host>.md, .json and a
+# plot (.png).
+#
+# Kernel configurations ("sets"):
+#   minimal   base.config + mm.config + the build's own fragment
+#   distro    the same + distro.config: the options of Debian's kernel
+#             that add work to the allocation and free paths
 #
 # Phases (every configuration in each, one after the other, so that the
 # figures compared are taken side by side in one run):
 #   1. -icount shift=0 (guest clock = instructions, exactly repeatable):
 #      instructions to userspace, memory after boot, the microbenchmark
 #      (tests/modules/pftag_bench.c), perf stat of hackbench and of a
-#      page-fault loop.
-#   2. plain TCG, ROUNDS rounds (configurations interleaved): the same
-#      microbenchmark and perf runs in wall-clock time.
-#   3. 4 GiB guests: memory after boot.
+#      page-fault loop; both sets.
+#   2. the cache model: the microbenchmark again, with the TCG plugin
+#      bench/plugin/pftag-cache.c counting loads, stores and misses of a
+#      modelled cache inside the measured loops only; both sets.
+#   3. plain TCG, ROUNDS rounds (configurations interleaved): the same
+#      microbenchmark and perf runs in wall-clock time; minimal set.
+#   4. 4 GiB guests: memory after boot; minimal set.
 #
-# While the guests run, the machine-wide kernel build lock is held, so
-# that no kernel build of this project (another clone, another work tree)
-# competes with them for the host's cores; the host's load average before
-# and after each phase goes into the results.
+# While the wall-clock guests run, the machine-wide kernel build lock is
+# held, so that no kernel build of this project (another clone, another
+# work tree) competes with them for the host's cores; the host's load
+# average before and after each phase goes into the results.
 #
-# Environment: ROUNDS (5), LOOPS_ICOUNT (20000), LOOPS_WALL (50000),
-# RUNS_WALL (3 runs per boot), OUT (build/bench), RESULTS (bench/results).
+# Environment: NO_BUILD=1 (measure the kernels as they are built),
+# ROUNDS (3), LOOPS_ICOUNT (20000), LOOPS_CACHE (4000),
+# LOOPS_WALL (50000), RUNS_WALL (3 runs per boot), SETS ("minimal
+# distro"), OUT (build/bench), RESULTS (bench/results).
 STEP=bench
 . "$(dirname "$0")/lib.sh"
 
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-3}
 LOOPS_ICOUNT=${LOOPS_ICOUNT:-20000}
+LOOPS_CACHE=${LOOPS_CACHE:-4000}
 LOOPS_WALL=${LOOPS_WALL:-50000}
 RUNS_WALL=${RUNS_WALL:-3}
+SETS=${SETS:-minimal distro}
 OUT=${OUT:-$BUILD/bench}
 RESULTS=${RESULTS:-$TOP/bench/results}
 MEM=512M
@@ -36,20 +51,39 @@ CPUS=2
 # name|build|kernel arguments; the order is the table's.
 CONFIGS=(
 	"baseline|baseline|"
+	"stock-off|stock|sysctl.vm.mem_profiling=0"
+	"stock|stock|"
 	"off|profiling|sysctl.vm.mem_profiling=0"
 	"page_ext|profiling|sysctl.vm.mem_profiling=1,page_ext"
 	"page-flags|profiling|"
 	"fallback|profiling|mem_profiling_idx_bits=8"
 )
+set_fragments() { case $1 in minimal) echo "" ;; distro) echo distro ;; *) die "unknown set $1" "use minimal or distro" ;; esac; }
 
 command -v gnuplot > /dev/null || die "gnuplot is not installed" "run 'make deps' (as root)"
 [ -x /usr/bin/perf ] || die "perf is not installed" "run 'make deps' (as root): Debian's linux-perf"
 
 start=$(date +%s)
-for b in baseline profiling; do
-	"$TOP/scripts/build.sh" "$b"
-	"$TOP/scripts/initramfs.sh" "$b"
+# Stock 6.12: the pristine base of the assembled tree, in a work tree of
+# its own (build/linux-stock), built with the same fragments.
+STOCK=$BUILD/linux-stock
+[ -e "$STOCK/.git" ] || git -C "$TREE" worktree add -q --detach "$STOCK" base
+git -C "$STOCK" checkout -q --detach base
+for s in $SETS; do
+	f=$(set_fragments "$s")
+	for b in baseline profiling stock; do
+		if [ "${NO_BUILD:-0}" = 1 ]; then
+			[ -f "$BUILD/obj/$(obj_id "$b" "$f")/.pftag-built" ] ||
+				die "NO_BUILD=1, but build/obj/$(obj_id "$b" "$f") is not built" "run make bench without NO_BUILD"
+		elif [ "$b" = stock ]; then
+			FRAGMENTS=$f TREE=$STOCK "$TOP/scripts/build.sh" stock
+		else
+			FRAGMENTS=$f "$TOP/scripts/build.sh" "$b"
+		fi
+		"$TOP/scripts/initramfs.sh" "$(obj_id "$b" "$f")"
+	done
 done
+"$TOP/scripts/qemu-plugin.sh"
 
 # The benchmark's userland, unpacked over the build's initramfs only on
 # these boots (-x): perf with the shared libraries it links, at their
@@ -72,60 +106,85 @@ done
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null --reproducible -o -H newc --quiet -R 0:0) > "$OUT/bench.cpio"
 
-boot() { # boot NAME BUILD APPEND DIR [boot.sh options] -- WHAT LOOPS RUNS
+boot() { # boot NAME BUILD-ID APPEND DIR [boot.sh options] -- WHAT LOOPS RUNS
 	local name=$1 build=$2 append=$3 dir=$4
 	shift 4
 	local opts=()
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
 	note "${dir#"$OUT"/}"
-	"$TOP/scripts/boot.sh" -k "$build" -c "$CPUS" -x "$OUT/bench.cpio" -t 900 -q \
+	"$TOP/scripts/boot.sh" -k "$build" -c "$CPUS" -x "$OUT/bench.cpio" -t 1800 -q \
 		-o "$dir" -a "$append" "${opts[@]}" "/opt/pftag/bench/run-bench $*" ||
 		die "the $name guest failed (logs in $dir)" "see $dir/console.log"
 }
 
-exec 8> "${PFTAG_BUILD_LOCK:-/tmp/pftag-kernel-build.lock}"
-if ! flock -n 8; then
-	note "a kernel build is running on this machine: waiting for it before measuring"
-	flock 8
-fi
 load() { echo "$1 $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/loadavg"; }
 
 # 1. Instructions.
 load icount-start
-for c in "${CONFIGS[@]}"; do
-	IFS='|' read -r name build append <<< "$c"
-	boot "$name" "$build" "$append" "$OUT/icount/$name" -m "$MEM" -i -- \
-		clock,info,micro,hackbench,faults "$LOOPS_ICOUNT" 2
+for s in $SETS; do
+	f=$(set_fragments "$s")
+	for c in "${CONFIGS[@]}"; do
+		IFS='|' read -r name build append <<< "$c"
+		boot "$name" "$(obj_id "$build" "$f")" "$append" "$OUT/$s/icount/$name" -m "$MEM" -i -- \
+			clock,info,micro,hackbench,faults "$LOOPS_ICOUNT" 2
+	done
 done
 load icount-end
-# 2. Wall-clock time, configurations interleaved round by round.
+# 2. Memory traffic: the cache model, inside the measured loops.
+for s in $SETS; do
+	f=$(set_fragments "$s")
+	for c in "${CONFIGS[@]}"; do
+		IFS='|' read -r name build append <<< "$c"
+		d=$OUT/$s/cache/$name
+		mkdir -p "$OUT/$s/cache"
+		boot "$name" "$(obj_id "$build" "$f")" "$append" "$d" -m "$MEM" -i \
+			-p "out=$OUT/$s/cache/$name.log,warm=on" -- micro "$LOOPS_CACHE" 1
+		mv "$OUT/$s/cache/$name.log" "$d/cache.log"
+	done
+done
+# 3. Wall-clock time, configurations interleaved round by round. The
+#    counts of phases 1 and 2 do not depend on the host's load; this
+#    phase does, so it holds the machine-wide kernel build lock, and no
+#    kernel build of this project competes with it for the host's cores.
+exec 8> "${PFTAG_BUILD_LOCK:-/tmp/pftag-kernel-build.lock}"
+if [ "$ROUNDS" -gt 0 ] && ! flock -n 8; then
+	note "a kernel build is running on this machine: waiting for it before timing"
+	flock 8
+fi
 load wall-start
 for ((r = 1; r <= ROUNDS; r++)); do
 	for c in "${CONFIGS[@]}"; do
 		IFS='|' read -r name build append <<< "$c"
-		boot "$name" "$build" "$append" "$OUT/wall/$r/$name" -m "$MEM" -- \
+		boot "$name" "$build" "$append" "$OUT/minimal/wall/$r/$name" -m "$MEM" -- \
 			micro,hackbench,faults "$LOOPS_WALL" "$RUNS_WALL"
 	done
 done
 load wall-end
-# 3. Memory of a larger guest.
+# 4. Memory of a larger guest.
 for c in "${CONFIGS[@]}"; do
 	IFS='|' read -r name build append <<< "$c"
-	boot "$name" "$build" "$append" "$OUT/mem4g/$name" -m 4G -- info 0 0
+	boot "$name" "$build" "$append" "$OUT/minimal/mem4g/$name" -m 4G -- info 0 0
 done
 
-for b in baseline profiling; do
-	size "$BUILD/obj/$b/vmlinux" | tail -n 1 > "$OUT/size-$b"
-	cp "$BUILD/obj/$b/.config" "$OUT/config-$b"
-	cat "$BUILD/obj/$b/.pftag-built" > "$OUT/release-$b"
+for s in $SETS; do
+	f=$(set_fragments "$s")
+	for b in baseline profiling stock; do
+		id=$(obj_id "$b" "$f")
+		size "$BUILD/obj/$id/vmlinux" | tail -n 1 > "$OUT/size-$id"
+		cp "$BUILD/obj/$id/.config" "$OUT/config-$id"
+		cat "$BUILD/obj/$id/.pftag-built" > "$OUT/release-$id"
+	done
 done
+git -C "$TREE" describe --always --tags HEAD > "$OUT/series-head" 2> /dev/null || true
 flock -u 8
 secs=$(($(date +%s) - start))
 
 host=$(hostname -s)
 base=$RESULTS/$(date +%Y-%m-%d)-$host
 mkdir -p "$RESULTS"
+prev=$(ls -t "$RESULTS"/*.json 2> /dev/null | head -n 1 || true)
 python3 "$TOP/scripts/bench-report.py" --out "$OUT" --md "$base.md" --png "$base.png" \
-	--seconds "$secs" --rounds "$ROUNDS" --configs "$(printf '%s\n' "${CONFIGS[@]}")"
-note "results: ${base#"$TOP"/}.md and .png ($secs s)"
+	--json "$base.json" ${prev:+--previous "$prev"} \
+	--seconds "$secs" --rounds "$ROUNDS" --sets "$SETS" --configs "$(printf '%s\n' "${CONFIGS[@]}")"
+note "results: ${base#"$TOP"/}.md, .json and .png ($secs s)"
