@@ -100,7 +100,13 @@ if [ "$DRYRUN" != 1 ]; then
 	[ -z "$PLUGIN_ON" ] || "$TOP/scripts/qemu-plugin.sh"
 fi
 
-qemu=(qemu-system-x86_64 -machine pc -accel "$ACCEL" -cpu max -m "${mem_mib}M" -smp "$CPUS"
+# TCG runs the vCPUs on one host thread (thread=single): with one thread
+# per vCPU (MTTCG), QEMU 7.2 let a vCPU run code another vCPU had just
+# patched through int3 (text_poke_bp() of a static key flipped at run
+# time, CONFIG_JUMP_LABEL=y), and the guest died with "Oops: int3".
+accel=$ACCEL
+[ "$ACCEL" != tcg ] || accel=tcg,thread=single
+qemu=(qemu-system-x86_64 -machine pc -accel "$accel" -cpu max -m "${mem_mib}M" -smp "$CPUS"
 	-nodefaults -display none -no-reboot
 	-kernel "$kernel" -initrd "$OUT/initrd.cpio"
 	-serial "file:$OUT/console.log" -serial "file:$OUT/out.log" -serial "file:$OUT/status"
