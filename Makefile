@@ -21,10 +21,10 @@ help:
 	@echo 'make assemble     build/linux = linux-source + overlay + patches/series'
 	@echo 'make export       write build/linux (base..HEAD) back to patches/ and the overlay'
 	@echo 'make check-export fail when build/linux and patches/ + overlay disagree'
-	@echo 'make series       build/series: the series with its new files, git am-able,'
+	@echo 'make series       build/series: the series numbered for mailing, git am-able,'
 	@echo '                  and a cover letter (patches/cover-letter.txt)'
-	@echo 'make check-bisect build and boot every patch of make series on its own (long);'
-	@echo "                  BISECT='-n' dry run, '-f N' from step N, '-a' build/linux's commits"
+	@echo 'make check-bisect build and boot every patch of the series on its own (long);'
+	@echo "                  BISECT='-n' dry run, '-f N' from step N"
 	@echo 'make bench        cost of page-flags mode vs page_ext and no profiling:'
 	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'

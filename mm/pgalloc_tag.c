@@ -51,10 +51,8 @@
 #define MODULE_IDX_HEADROOM	4096UL
 
 DEFINE_STATIC_KEY_FALSE(alloc_tag_page_flags);
-EXPORT_SYMBOL(alloc_tag_page_flags);
 
 unsigned long alloc_tag_kernel_idx_end __ro_after_init;
-EXPORT_SYMBOL(alloc_tag_kernel_idx_end);
 
 static enum alloc_tag_storage_request storage_request __initdata;
 static unsigned int idx_bits_cap __initdata = UINT_MAX;
@@ -69,7 +67,6 @@ static unsigned long boot_headroom __ro_after_init;
 
 /* Size of the module index space, 0 in page_ext storage. */
 unsigned long alloc_tag_module_space __ro_after_init;
-EXPORT_SYMBOL_GPL(alloc_tag_module_space);
 /*
  * alloc_tag_module_table[i][j] is the tag of index alloc_tag_kernel_idx_end +
  * (i << MODULE_IDX_LEAF_SHIFT) + j. Leaves are allocated on demand and
@@ -80,7 +77,6 @@ EXPORT_SYMBOL_GPL(alloc_tag_module_space);
  * alloc_tag_from_idx().
  */
 struct alloc_tag **alloc_tag_module_table[MODULE_IDX_TOP];
-EXPORT_SYMBOL_GPL(alloc_tag_module_table);
 static DEFINE_IDA(module_idx_ida);	/* free module indices */
 
 /* Counters for the report. */
@@ -186,14 +182,12 @@ struct alloc_tag *alloc_tag_idx_unowned(unsigned long idx)
 		  idx);
 	return NULL;
 }
-EXPORT_SYMBOL_GPL(alloc_tag_idx_unowned);
 
 void alloc_tag_count_unindexed(unsigned int nr)
 {
 	atomic_long_inc(&unindexed_allocs);
 	atomic_long_add(nr, &unindexed_pages);
 }
-EXPORT_SYMBOL(alloc_tag_count_unindexed);
 
 static bool module_idx_set(unsigned long n, struct alloc_tag *tag)
 {
@@ -241,11 +235,17 @@ void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
 			n = -ENOMEM;
 		}
 		if (n < 0) {
-			tags[i].idx = ALLOC_TAG_IDX_NONE;
+			WRITE_ONCE(tags[i].idx, ALLOC_TAG_IDX_NONE);
 			missed++;
 			continue;
 		}
-		/* The table entry is visible before any page can carry n. */
+		/*
+		 * The table entry (WRITE_ONCE() in module_idx_set()) is
+		 * visible before the index. Pairs with the reader's address
+		 * dependency: an allocating CPU reads tags[i].idx, a page
+		 * carries it from then on, and alloc_tag_from_idx() reads
+		 * the entry through the index it loads from that page.
+		 */
 		smp_wmb();
 		WRITE_ONCE(tags[i].idx, alloc_tag_kernel_idx_end + n);
 		module_idx_used++;
@@ -293,7 +293,15 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 		leaf = alloc_tag_module_table[n >> MODULE_IDX_LEAF_SHIFT];
 		WRITE_ONCE(leaf[n & (MODULE_IDX_LEAF - 1)], NULL);
 		ida_free(&module_idx_ida, n);
-		tags[i].idx = ALLOC_TAG_IDX_NONE;
+		/*
+		 * No page carries the index (the module has no live
+		 * allocation) and the module's code no longer runs: nothing
+		 * reads tags[i].idx concurrently but the allocation hook of
+		 * a caller that still holds a pointer to the tag, which the
+		 * module's unload rules out; WRITE_ONCE() for the readers'
+		 * READ_ONCE().
+		 */
+		WRITE_ONCE(tags[i].idx, ALLOC_TAG_IDX_NONE);
 		module_idx_used--;
 	}
 }
@@ -329,13 +337,13 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 		return;
 	}
 	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
-	    page_alloc_tag_idx(page)) {
+	    pgalloc_tag_idx_read(page)) {
 		union codetag_ref old = {
-			.ct = alloc_tag_idx_to_ct(page_alloc_tag_idx(page)),
+			.ct = alloc_tag_idx_to_ct(pgalloc_tag_idx_read(page)),
 		};
 
 		alloc_tag_add_check(&old, tag);
-		page_set_alloc_tag_idx(page, idx);
+		pgalloc_tag_idx_write(page, idx);
 	} else {
 		atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT,
 			       (atomic_long_t *)&page->flags);
@@ -347,13 +355,13 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 void __pgalloc_tag_add(struct page *page, struct task_struct *task,
 		       unsigned int nr)
 {
-	struct pgtag_ref pr;
+	struct pgalloc_tag_ref pr;
 
 	if (alloc_tag_in_page_flags()) {
 		pgalloc_tag_add_idx(page, task->alloc_tag, nr);
-	} else if (pgtag_ref_get(page, &pr)) {
+	} else if (pgalloc_tag_ref_load(page, &pr)) {
 		alloc_tag_add(&pr.ref, task->alloc_tag, PAGE_SIZE * nr);
-		pgtag_ref_put(&pr);
+		pgalloc_tag_ref_store(&pr);
 	}
 }
 
@@ -379,18 +387,18 @@ static inline void alloc_tag_idx_sub_check(unsigned long idx)
 void __pgalloc_tag_sub(struct page *page, unsigned int nr)
 {
 	struct alloc_tag *tag;
-	struct pgtag_ref pr;
+	struct pgalloc_tag_ref pr;
 	unsigned long idx;
 
 	if (!alloc_tag_in_page_flags()) {
-		if (pgtag_ref_get(page, &pr)) {
+		if (pgalloc_tag_ref_load(page, &pr)) {
 			alloc_tag_sub(&pr.ref, PAGE_SIZE * nr);
-			pgtag_ref_put(&pr);
+			pgalloc_tag_ref_store(&pr);
 		}
 		return;
 	}
 
-	idx = page_alloc_tag_idx(page);
+	idx = pgalloc_tag_idx_read(page);
 	if (unlikely(idx < ALLOC_TAG_IDX_FIRST)) {
 		alloc_tag_idx_sub_check(idx);
 		return;
@@ -411,11 +419,11 @@ void __pgalloc_tag_sub(struct page *page, unsigned int nr)
  */
 void __pgalloc_tag_forget(struct page *page)
 {
-	struct pgtag_ref pr;
+	struct pgalloc_tag_ref pr;
 
-	if (pgtag_ref_get(page, &pr)) {
+	if (pgalloc_tag_ref_load(page, &pr)) {
 		pr.ref.ct = NULL;
-		pgtag_ref_put(&pr);
+		pgalloc_tag_ref_store(&pr);
 	}
 }
 
@@ -433,7 +441,7 @@ struct alloc_tag *__pgalloc_tag_get(struct page *page)
 	unsigned long idx;
 
 	if (alloc_tag_in_page_flags()) {
-		idx = page_alloc_tag_idx(page);
+		idx = pgalloc_tag_idx_read(page);
 		if (idx >= ALLOC_TAG_IDX_FIRST)
 			return alloc_tag_from_idx(idx);
 		alloc_tag_idx_sub_check(idx);
@@ -504,7 +512,7 @@ static int page_tags_show(struct seq_file *m, void *v)
 				cond_resched();
 			if (!page || page_zone(page) != zone)
 				continue;
-			idx = page_alloc_tag_idx(page);
+			idx = pgalloc_tag_idx_read(page);
 			if (idx < ALLOC_TAG_IDX_FIRST || idx >= nbits)
 				continue;
 			allocs++;

@@ -11,7 +11,7 @@
 #include <linux/slab.h>
 
 /* Every bit of page->flags outside the index field. */
-#define OTHER_BITS	(~(ALLOC_TAG_IDX_MASK << ALLOC_TAG_IDX_PGSHIFT))
+#define OTHER_BITS	(~ALLOC_TAG_IDX_FLAGS)
 
 static void skip_without_field(struct kunit *test)
 {
@@ -47,8 +47,8 @@ static void idx_round_trip(struct kunit *test)
 
 	for (i = 0; i < ARRAY_SIZE(patterns); i++) {
 		page->flags = patterns[i];
-		page_set_alloc_tag_idx(page, *idx);
-		KUNIT_EXPECT_EQ(test, page_alloc_tag_idx(page), *idx);
+		pgalloc_tag_idx_write(page, *idx);
+		KUNIT_EXPECT_EQ(test, pgalloc_tag_idx_read(page), *idx);
 		KUNIT_EXPECT_EQ(test, page->flags & OTHER_BITS, patterns[i] & OTHER_BITS);
 	}
 }
@@ -88,9 +88,24 @@ static void kernel_tag_round_trip(struct kunit *test)
 struct bit_hammer {
 	struct page *page;
 	unsigned long rounds;
-	unsigned long lost;
+	int below, above;		/* the field's neighbour bits, -1: none */
+	unsigned long lost_bits;	/* counted by the hammer thread only */
 	struct completion done;
 };
+
+/* Set bit @nr of the flags word, check it, clear it, check it. */
+static unsigned long toggle_bit(struct page *page, int nr)
+{
+	unsigned long lost = 0;
+
+	if (nr < 0)
+		return 0;
+	set_bit(nr, &page->flags);
+	lost += !test_bit(nr, &page->flags);
+	clear_bit(nr, &page->flags);
+	lost += test_bit(nr, &page->flags);
+	return lost;
+}
 
 static int hammer_bits(void *data)
 {
@@ -98,28 +113,30 @@ static int hammer_bits(void *data)
 	unsigned long i;
 
 	for (i = 0; i < h->rounds; i++) {
-		set_bit(PG_owner_priv_1, &h->page->flags);
-		if (!test_bit(PG_owner_priv_1, &h->page->flags))
-			h->lost++;
-		clear_bit(PG_owner_priv_1, &h->page->flags);
-		if (test_bit(PG_owner_priv_1, &h->page->flags))
-			h->lost++;
-		if (!test_bit(PG_arch_1, &h->page->flags))
-			h->lost++;
+		h->lost_bits += toggle_bit(h->page, h->below);
+		h->lost_bits += toggle_bit(h->page, h->above);
+		/* A page flag, through the helpers that mm code uses */
+		folio_set_referenced(page_folio(h->page));
+		h->lost_bits += !folio_test_referenced(page_folio(h->page));
+		folio_clear_referenced(page_folio(h->page));
+		h->lost_bits += folio_test_referenced(page_folio(h->page));
+		h->lost_bits += !test_bit(PG_arch_1, &h->page->flags);
 	}
 	complete(&h->done);
 	return 0;
 }
 
 /*
- * Bits next to the field are set and cleared by another CPU while the
- * index changes: no update of either is lost.
+ * The bits right below and right above the field, and PG_referenced, are
+ * set and cleared by another CPU while the index changes: no update of
+ * either side is lost.
  */
 static void neighbour_bits_concurrent(struct kunit *test)
 {
 	struct bit_hammer h = { .rounds = 200000 };
+	unsigned long i, last = 0, lost_idx = 0;
 	struct task_struct *t;
-	unsigned long i, last = 0;
+	unsigned int cpu;
 
 	skip_without_field(test);
 	if (num_online_cpus() < 2)
@@ -129,25 +146,32 @@ static void neighbour_bits_concurrent(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, h.page);
 	init_completion(&h.done);
 	set_bit(PG_arch_1, &h.page->flags);
+	h.below = ALLOC_TAG_IDX_PGSHIFT > 0 ? ALLOC_TAG_IDX_PGSHIFT - 1 : -1;
+	h.above = ALLOC_TAG_IDX_PGSHIFT + ALLOC_TAG_IDX_WIDTH < BITS_PER_LONG ?
+		  ALLOC_TAG_IDX_PGSHIFT + ALLOC_TAG_IDX_WIDTH : -1;
 
+	/* Another online CPU; CPU numbers need not be dense. */
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	KUNIT_ASSERT_LT(test, cpu, nr_cpu_ids);
 	t = kthread_create(hammer_bits, &h, "pgalloc_tag_hammer");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	kthread_bind(t, (raw_smp_processor_id() + 1) % num_online_cpus());
+	kthread_bind(t, cpu);
 	wake_up_process(t);
 
 	for (i = 0; !completion_done(&h.done); i++) {
 		last = (i * 2654435761UL) & ALLOC_TAG_IDX_MASK;
-		page_set_alloc_tag_idx(h.page, last);
-		if (page_alloc_tag_idx(h.page) != last)
-			h.lost++;
+		pgalloc_tag_idx_write(h.page, last);
+		if (pgalloc_tag_idx_read(h.page) != last)
+			lost_idx++;
 		cond_resched();
 	}
 	wait_for_completion(&h.done);
 
-	KUNIT_EXPECT_EQ(test, h.lost, 0UL);
-	KUNIT_EXPECT_EQ(test, page_alloc_tag_idx(h.page), last);
+	KUNIT_EXPECT_EQ(test, h.lost_bits, 0UL);
+	KUNIT_EXPECT_EQ(test, lost_idx, 0UL);
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_idx_read(h.page), last);
 	KUNIT_EXPECT_TRUE(test, test_bit(PG_arch_1, &h.page->flags));
-	KUNIT_EXPECT_FALSE(test, test_bit(PG_owner_priv_1, &h.page->flags));
+	KUNIT_EXPECT_FALSE(test, folio_test_referenced(page_folio(h.page)));
 	kunit_info(test, "%lu index updates against %lu bit rounds", i, h.rounds);
 }
 
@@ -166,6 +190,8 @@ static void module_table_grow_release(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, tags);
 	KUNIT_ASSERT_NOT_NULL(test, again);
 
+	/* Module loads and unloads wait while the helpers run. */
+	alloc_tag_lock_module_list(true);
 	alloc_tag_module_idx_get(tags, nr, "kunit");
 	for (i = 0; i < nr; i++) {
 		KUNIT_ASSERT_GE(test, tags[i].idx, alloc_tag_kernel_idx_end);
@@ -184,6 +210,7 @@ static void module_table_grow_release(struct kunit *test)
 	for (i = 0; i < nr; i++)
 		KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(again[i].idx), &again[i].ct);
 	alloc_tag_module_idx_put(again, nr, false);
+	alloc_tag_lock_module_list(false);
 }
 
 static const unsigned int capacity_bits[] = {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Assemble the kernel tree: Debian's pristine linux-source, then the
-# project's new files (the overlay: mm/, include/, the selftests), then
-# patches/series, one commit each, in the git repository $TREE (build/linux), branch
-# "series". A developer edits there and runs `make export`.
+# Assemble the kernel tree: Debian's pristine linux-source, then
+# patches/series, one commit each, in the git repository $TREE
+# (build/linux), branch "series". The patches are complete: each new file
+# arrives with the patch that adds it. The overlay (mm/, include/, the
+# selftests) holds the new files as the whole series leaves them, for
+# reading at their kernel paths; it must match what the patches make. A
+# developer edits in $TREE and runs `make export`, which writes both.
 #
 #   assemble.sh            bring $TREE up to date (only changed files are
 #                          rewritten, so kbuild rebuilds only what changed)
@@ -94,25 +97,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$index"' EXIT
 git_ read-tree base
 parent=$(git_ rev-parse base)
-overlay=$(overlay_map "$SRC")
-if [ -n "$overlay" ]; then
-	while read -r f k; do
-		if git_ cat-file -e "base:$k" 2>/dev/null; then
-			die "overlay file $f already exists in Linux $base_ver (as $k)" \
-			    "an edit of an existing file belongs in a patch: move it to patches/"
-		fi
-		mode=100644
-		[ ! -x "$SRC/$f" ] || mode=100755
-		blob=$(git_ hash-object -w "$SRC/$f")
-		git_ update-index --add --cacheinfo "$mode,$blob,$k"
-	done <<< "$overlay"
-	tree=$(git_ write-tree)
-	parent=$(GIT_AUTHOR_NAME="$GIT_COMMITTER_NAME" GIT_AUTHOR_EMAIL="$GIT_COMMITTER_EMAIL" \
-		GIT_AUTHOR_DATE="$GIT_COMMITTER_DATE" git_ commit-tree "$tree" -p "$parent" \
-		-m "overlay: new files of the series" \
-		-m "The project keeps its new kernel files under mm/ and include/ (and the selftests under tests/selftests/); they are inert until a patch of the series builds or includes them. 'make export' moves every new file back there.")
-fi
-
 n=0
 while read -r p; do
 	n=$((n + 1))
@@ -136,6 +120,31 @@ while read -r p; do
 		git_ commit-tree "$tree" -p "$parent" -F <(printf '%s\n\n' "$subject"; cat "$tmp/msg"))
 done < <(series_patches "$PATCHES/series")
 
+# The overlay is the series' new files as the last patch leaves them.
+git_ diff --name-only --diff-filter=A base "$parent" > "$tmp/added"
+bad=
+while read -r f k; do
+	if git_ cat-file -e "base:$k" 2>/dev/null; then
+		die "overlay file $f already exists in Linux $base_ver (as $k)" \
+		    "an edit of an existing file belongs in a patch: make it in $TREE and run 'make export'"
+	fi
+	if ! grep -qxF "$k" "$tmp/added"; then
+		bad+="  $f: no patch of the series adds $k"$'\n'
+	elif [ "$(git_ hash-object "$SRC/$f")" != "$(git_ rev-parse "$parent:$k")" ]; then
+		bad+="  $f: differs from $k as the series leaves it"$'\n'
+	fi
+done < <(overlay_map "$SRC")
+while read -r k; do
+	f=$(project_path "$k") || die "the series adds $k, outside the overlay directories ($OVERLAY_DIRS)" \
+		"put new kernel files under one of them, or add the directory to OVERLAY_DIRS in scripts/lib.sh"
+	[ -f "$SRC/$f" ] || bad+="  $f: missing (the series adds $k)"$'\n'
+done < "$tmp/added"
+if [ -n "$bad" ]; then
+	printf '%s' "$bad" >&2
+	die "the overlay and patches/ disagree: the patches are the source, the overlay their copy" \
+	    "make the change in $TREE (git commit --fixup, git rebase -i --autosquash base) and run 'make export'; or 'git checkout' the overlay files"
+fi
+
 if [ "$check_only" = 1 ]; then
 	note "the series applies: $n patches on Linux $base_ver"
 	exit 0
@@ -147,4 +156,4 @@ unset GIT_INDEX_FILE
 git_ checkout -q -f -B series "$parent" || die "cannot check out the assembled tree" "make assemble FORCE=1"
 git_ update-ref refs/pftag/assembled "$parent"
 echo "$inputs" > "$TREE/.git/pftag-inputs"
-note "assembled $TREE: Linux $base_ver + overlay + $n patches"
+note "assembled $TREE: Linux $base_ver + $n patches"

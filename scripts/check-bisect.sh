@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
-# check-bisect.sh [-a] [-f N] [-n]: build and boot every patch of the
-# series on its own. The steps are the commits of `make series` (each new
-# file arrives with the patch that refers to it, as `git am` gives them),
-# every one built with the profiling config and booted once: the boot must
-# reach userspace, read the /proc/allocinfo header and log no WARNING,
-# BUG or Oops. Not part of `make test`.
+# check-bisect.sh [-f N] [-n]: build and boot every patch of the series
+# on its own. The steps are the commits of build/linux (one per patch of
+# patches/, new files included, as `git am` gives them), every one built
+# with the profiling config and booted once: the boot must reach
+# userspace, read the /proc/allocinfo header and log no WARNING, BUG or
+# Oops. Not part of `make test`.
 #
-#   -a     the commits of build/linux instead (overlay first, then the
-#          patches): for a series `make series` cannot make yet
 #   -f N   start at step N (the earlier steps are taken as checked)
-#   -n     dry run: make the series, print every step's commit and the
-#          commands, build and boot nothing
+#   -n     dry run: print every step's commit and the commands, build and
+#          boot nothing
 #
 # Speed: one work tree (build/bisect/linux) and one build directory
 # (build/obj/bisect) serve every step and every run; git checkout rewrites
@@ -22,13 +20,12 @@
 STEP=check-bisect
 . "$(dirname "$0")/lib.sh"
 
-mode=series from=1 dry=0
-while getopts "af:n" opt; do
+from=1 dry=0
+while getopts "f:n" opt; do
 	case $opt in
-	a) mode=assembled ;;
 	f) from=$OPTARG ;;
 	n) dry=1 ;;
-	*) die "usage: check-bisect.sh [-a] [-f N] [-n]" "see the comment at the top of scripts/check-bisect.sh" ;;
+	*) die "usage: check-bisect.sh [-f N] [-n]" "see the comment at the top of scripts/check-bisect.sh" ;;
 	esac
 done
 case $from in '' | *[!0-9]*) die "-f takes a step number" "e.g. -f 3" ;; esac
@@ -39,14 +36,7 @@ wt=$dir/linux
 id=bisect
 mkdir -p "$dir"
 
-if [ "$mode" = series ]; then
-	"$TOP/scripts/series.sh" "$BUILD/series" ||
-		die "make series failed, so there is no series to check" \
-		    "fix what it names, or check the commits of build/linux with 'scripts/check-bisect.sh -a'"
-	top=$(git -C "$TREE" rev-parse refs/pftag/series)
-else
-	top=$(git -C "$TREE" rev-parse HEAD)
-fi
+top=$(git -C "$TREE" rev-parse HEAD)
 mapfile -t commits < <(git -C "$TREE" rev-list --reverse "base..$top")
 [ ${#commits[@]} -gt 0 ] || die "no commit to check on top of base" "run 'make assemble'"
 [ "$from" -ge 1 ] && [ "$from" -le ${#commits[@]} ] ||

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # export.sh [DIR]: write the series of $TREE (base..HEAD) back into the
-# project: each commit's edits of existing files become a patch in
-# DIR/patches/ (git format-patch), every file the series adds becomes an
-# overlay file at its kernel path under DIR (mm/, include/). DIR defaults
-# to the project top. patches/series keeps the comment lines that stood
-# before each patch.
+# project: each commit becomes a complete patch in DIR/patches/ (git
+# format-patch; a new file comes with the commit that adds it), and every
+# file the series adds is also copied, as the last commit leaves it, to
+# its kernel path under DIR (the overlay: mm/, include/, the selftests),
+# for reading. DIR defaults to the project top. patches/series keeps the
+# comment lines that stood before each patch.
 STEP=export
 . "$(dirname "$0")/lib.sh"
 
@@ -35,9 +36,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/patches"
-excl=()
-for f in "${added[@]}"; do excl+=(":(exclude)$f"); done
-git_ format-patch -q --zero-commit --no-signature -N -o "$tmp/patches" base..HEAD -- . "${excl[@]}"
+git_ format-patch -q --zero-commit --no-signature -N -o "$tmp/patches" base..HEAD
 
 # The series file: every patch keeps the comment lines that stood before
 # it (the group headings); a new first patch inherits the file's head.

@@ -1,25 +1,8 @@
 #!/usr/bin/env bash
 # series.sh [-r REV] [OUT]: write the series of $TREE (base..HEAD, or
-# base..REV) as a complete, numbered, `git am`-able patch series with a
-# cover letter into OUT (default build/series).
-#
-# patches/ holds only edits of existing files; the new files (the
-# overlay) are carried here, each in the first patch that refers to it:
-#
-#   - its path (a MAINTAINERS F: line, a Kconfig source line, a document),
-#     or the path of the new directory it is in;
-#   - its object or program in the Makefile or Kbuild of its directory
-#     (obj-... += NAME.o, TEST_GEN_PROGS := NAME);
-#   - an #include of it (<linux/NAME.h> for include/linux/NAME.h, or
-#     "NAME.h" from its own directory);
-#   - a toctree entry of its directory (Documentation);
-#   - for a kselftest, its directory in the TARGETS of
-#     tools/testing/selftests/Makefile (the whole directory comes along).
-#
-# A reference made by a new file counts once that file is in: a new
-# header included only by a new .c file comes with that .c file. A new
-# file no patch refers to is an error. The patches are made on commits
-# of their own in $TREE's object store: no branch and no work tree change.
+# base..REV) as a numbered, `git am`-able patch series with a cover letter
+# into OUT (default build/series): the patches of patches/, numbered for
+# mailing, with the base commit named.
 #
 # The cover letter's subject and text come from patches/cover-letter.txt
 # (first line the subject, then the text; lines starting with # are
@@ -52,148 +35,8 @@ mapfile -t commits < <(git_ rev-list --reverse "base..$head")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export GIT_INDEX_FILE="$tmp/index"
-
-# The new files of the series, and the directories that are new with them.
-git_ diff --name-only --diff-filter=A base "$head" > "$tmp/new"
-: > "$tmp/newdirs"
-while read -r f; do
-	d=$(dirname "$f")
-	while [ "$d" != . ] && ! git_ cat-file -e "base:$d" 2> /dev/null; do
-		echo "$d"
-		d=$(dirname "$d")
-	done
-done < "$tmp/new" | LC_ALL=C sort -u > "$tmp/newdirs"
-cp "$tmp/new" "$tmp/unplaced"
-: > "$tmp/placed"
-
-# added_lines TREE1 TREE2: "PATH<TAB>LINE" for every line TREE2 adds.
-added_lines() {
-	git_ diff -U0 --no-color --no-ext-diff --no-renames "$1" "$2" | awk '
-		/^diff --git / { hdr = 1; next }
-		hdr && /^\+\+\+ / { path = substr($0, 7); next }
-		/^@@/ { hdr = 0; next }
-		!hdr && /^\+/ { print path "\t" substr($0, 2) }'
-}
-
-# referenced LINES: the unplaced new files that LINES (from added_lines)
-# refer to, by the rules at the top.
-referenced() {
-	awk -F '\t' -v newdirs="$tmp/newdirs" '
-		function q(s) { gsub(/[][\\.^$*+?(){}|\/]/, "\\\\&", s); return s }
-		# the word W, optionally followed by .o, not part of a longer name
-		function word(line, w) {
-			return line ~ ("(^|[^A-Za-z0-9_.-])" q(w) "(\\.o)?([^A-Za-z0-9_.-]|$)")
-		}
-		function path_in(line, p) {
-			return line ~ ("(^|[^A-Za-z0-9_./-])" q(p) "(/|[^A-Za-z0-9_.-]|$)")
-		}
-		FILENAME == newdirs { isnewdir[$0] = 1; next }
-		FILENAME == ARGV[2] { cand[++n] = $0; next }
-		{
-			lpath = $1; line = substr($0, length($1) + 2)
-			ldir = lpath; sub(/\/[^\/]*$/, "", ldir); if (ldir == lpath) ldir = "."
-			lbase = lpath; sub(/.*\//, "", lbase)
-			for (i = 1; i <= n; i++) {
-				p = cand[i]
-				if (p in found || p == lpath) continue
-				dir = p; sub(/\/[^\/]*$/, "", dir); if (dir == p) dir = "."
-				base = p; sub(/.*\//, "", base)
-				stem = base; sub(/\.[^.]*$/, "", stem)
-				hit = path_in(line, p)
-				# a new directory it is in, named by its path
-				for (d = dir; !hit && (d in isnewdir); sub(/\/?[^\/]*$/, "", d))
-					hit = path_in(line, d)
-				# its object or program in its directory s Makefile
-				if (!hit && ldir == dir && (lbase == "Makefile" || lbase == "Kbuild") &&
-				    base != "Makefile" && base != "Kbuild")
-					hit = word(line, stem)
-				# an #include of it
-				if (!hit && base ~ /\.h$/) {
-					rel = p
-					if (sub(/^(arch\/[^\/]*\/)?include\//, "", rel) &&
-					    line ~ ("^[ \t]*#[ \t]*include[ \t]*<" q(rel) ">"))
-						hit = 1
-					if (ldir == dir && line ~ ("^[ \t]*#[ \t]*include[ \t]*\"" q(base) "\""))
-						hit = 1
-				}
-				# a toctree entry of its directory
-				if (!hit && base ~ /\.rst$/ && ldir == dir && lbase ~ /\.rst$/ &&
-				    line ~ ("^[ \t]+" q(stem) "(\\.rst)?[ \t]*$"))
-					hit = 1
-				# a kselftest directory in the selftests TARGETS
-				if (!hit && lpath == "tools/testing/selftests/Makefile" && line ~ /TARGETS/ &&
-				    p ~ /^tools\/testing\/selftests\/[^\/]+\//) {
-					t = p; sub(/^tools\/testing\/selftests\//, "", t); sub(/\/.*/, "", t)
-					hit = word(line, t)
-				}
-				if (hit) found[p] = 1
-			}
-		}
-		END { for (p in found) print p }
-	' "$tmp/newdirs" "$tmp/unplaced" "$1" | LC_ALL=C sort
-}
-
-# place FILE...: add new files to the private index with their content at HEAD.
-place() {
-	local f mode blob
-	for f in "$@"; do
-		read -r mode _ blob _ < <(git_ ls-tree "$head" -- "$f")
-		git_ update-index --add --cacheinfo "$mode,$blob,$f"
-	done
-}
-
-# Committer of the new commits and of the cover letter: the series' last author.
-GIT_COMMITTER_NAME=$(git_ show -s --format=%an "$head")
-GIT_COMMITTER_EMAIL=$(git_ show -s --format=%ae "$head")
-GIT_COMMITTER_DATE=$(git_ show -s --format=%ad --date=iso-strict "$head")
-export GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE
-
-parent=$base
-prev=$(git_ rev-parse "base^{tree}")
-n=0
-for c in "${commits[@]}"; do
-	subject=$(git_ show -s --format=%s "$c")
-	# The commit's tree without the new files not placed yet.
-	git_ read-tree "$c"
-	mapfile -t drop < "$tmp/unplaced"
-	[ ${#drop[@]} -eq 0 ] || git_ update-index --force-remove -- "${drop[@]}"
-	mapfile -t keep < "$tmp/placed"
-	[ ${#keep[@]} -eq 0 ] || place "${keep[@]}"
-	tree=$(git_ write-tree)
-	# A commit that changes only new files (the overlay) is no patch.
-	[ "$tree" != "$prev" ] || continue
-	from=$prev
-	while :; do
-		added_lines "$from" "$tree" > "$tmp/lines"
-		mapfile -t now < <(referenced "$tmp/lines")
-		[ ${#now[@]} -gt 0 ] || break
-		place "${now[@]}"
-		printf '%s\n' "${now[@]}" >> "$tmp/placed"
-		grep -vxF -f <(printf '%s\n' "${now[@]}") "$tmp/unplaced" > "$tmp/rest" || true
-		mv "$tmp/rest" "$tmp/unplaced"
-		for f in "${now[@]}"; do note "$f comes with: $subject"; done
-		from=$tree
-		tree=$(git_ write-tree)
-	done
-	git_ show -s --format=%B "$c" > "$tmp/msg"
-	parent=$(GIT_AUTHOR_NAME=$(git_ show -s --format=%an "$c") \
-		GIT_AUTHOR_EMAIL=$(git_ show -s --format=%ae "$c") \
-		GIT_AUTHOR_DATE=$(git_ show -s --format=%ad --date=iso-strict "$c") \
-		git_ commit-tree "$tree" -p "$parent" -F "$tmp/msg")
-	prev=$tree
-	n=$((n + 1))
-done
-unset GIT_INDEX_FILE
-
-if [ -s "$tmp/unplaced" ]; then
-	die "no patch of the series refers to the new file(s) $(paste -sd ' ' "$tmp/unplaced"), so no patch would carry them" \
-	    "refer to each from the patch that needs it: its object in its directory's Makefile, an #include, its path in MAINTAINERS, or its directory in tools/testing/selftests/Makefile TARGETS"
-fi
-[ "$(git_ rev-parse "$parent^{tree}")" = "$(git_ rev-parse "$head^{tree}")" ] ||
-	die "the series does not add up to $rev of $TREE" "report this: scripts/series.sh has a bug"
-# The commits, for check-bisect.sh (which builds and boots each).
-[ "$rev" != HEAD ] || git_ update-ref refs/pftag/series "$parent"
+n=${#commits[@]}
+parent=$head
 
 # The patches, and the cover letter from its template.
 rm -rf "$out"

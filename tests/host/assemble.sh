@@ -2,8 +2,11 @@
 # Tree assembly: the real series applies; a patch that does not apply, a
 # missing patch and a patch without Signed-off-by stop it with a message
 # naming the patch, the kernel versions and the way out, and leave the
-# assembled tree as it was.
+# assembled tree as it was. The overlay must be the new files as the
+# series leaves them.
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/scripts/lib.sh" 2> /dev/null
+set +e
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 asm=$TOP/scripts/assemble.sh
@@ -68,4 +71,16 @@ mkdir -p "$tmp/src/mm"
 echo "/* not new */" > "$tmp/src/mm/page_alloc.c"
 check_fails "an overlay file that already exists in the kernel is refused" \
 	'overlay file mm/page_alloc.c already exists' env SRC="$tmp/src" "$asm" --check
+
+# An overlay file edited outside the series, and one no patch adds.
+for d in $(overlay_dirs); do
+	[ ! -d "$TOP/$d" ] || { mkdir -p "$tmp/edited/$(dirname "$d")"; cp -r "$TOP/$d" "$tmp/edited/$d"; }
+done
+echo '/* edited here, not in a patch */' >> "$tmp/edited/mm/pgalloc_tag.c"
+check_fails "an overlay file that differs from the series' version stops the assembly, naming it" \
+	'mm/pgalloc_tag.c: differs from mm/pgalloc_tag.c as the series leaves it' env SRC="$tmp/edited" "$asm" --check
+cp "$TOP/mm/pgalloc_tag.c" "$tmp/edited/mm/pgalloc_tag.c"
+echo '/* new */' > "$tmp/edited/mm/pftag_stray.c"
+check_fails "an overlay file that no patch adds stops the assembly, naming it" \
+	'mm/pftag_stray.c: no patch of the series adds mm/pftag_stray.c' env SRC="$tmp/edited" "$asm" --check
 done_testing

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# make series: the generated series is complete and reviewable. Applied
-# with `git am` on the pristine base, it gives the assembled tree file for
-# file; every patch is signed off; no patch refers to a new file (an
-# object in a Makefile, an #include, a selftests TARGETS entry, a path)
-# that only a later patch adds; the cover letter is filled in and says
-# nothing of how the series is made. A new file no patch refers to stops
-# `make series`, naming the file.
+# The series is complete and reviewable. patches/ alone, applied with
+# `git am` in the order of patches/series on the pristine base, gives the
+# assembled tree file for file; so does `make series` (numbered, with a
+# cover letter); every patch is signed off; no patch refers to a new file
+# (an object in a Makefile, an #include, a selftests TARGETS entry, a
+# path) that only a later patch adds; the cover letter is filled in and
+# says nothing of how the series is made.
 #
 # SERIES_REV=COMMIT checks the series of base..COMMIT of build/linux
 # instead of HEAD; SERIES_DIR=DIR checks the patches in DIR (made from
@@ -36,53 +36,6 @@ rev=${SERIES_REV:-HEAD}
 head=$(git_ rev-parse "$rev^{commit}")
 base=$(git_ rev-parse "base^{commit}")
 
-# fixture PARENT SUBJECT PATH FILE [PATH FILE...]: a commit on PARENT
-# that writes FILE at PATH, made in build/linux's object store (no
-# branch, no work tree); prints its id.
-fixture() {
-	local parent=$1 subject=$2 t blob
-	shift 2
-	(
-		export GIT_INDEX_FILE="$tmp/fixture.index"
-		git_ read-tree "$parent"
-		while [ $# -gt 0 ]; do
-			blob=$(git_ hash-object -w "$2")
-			git_ update-index --add --cacheinfo "100644,$blob,$1"
-			shift 2
-		done
-		t=$(git_ write-tree)
-		GIT_AUTHOR_NAME=Test GIT_AUTHOR_EMAIL=test@example.org GIT_AUTHOR_DATE=2024-11-17T00:00:00Z \
-			git_ commit-tree "$t" -p "$parent" -m "$subject" -m "Signed-off-by: Test <test@example.org>"
-	)
-}
-
-# 0. The rules on a series of one patch on the base: a new file no patch
-#    refers to is named; a new header included only by a new file comes
-#    with that file.
-if [ -z "${SERIES_DIR:-}" ]; then
-	echo '/* referred to by no patch */' > "$tmp/orphan.c"
-	git_ show "$base:mm/Makefile" > "$tmp/Makefile"
-	echo '# an edit, so that the commit is a patch' >> "$tmp/Makefile"
-	c=$(fixture "$base" "mm: a file nobody builds" mm/Makefile "$tmp/Makefile" mm/pftag_orphan.c "$tmp/orphan.c")
-	check_fails "a new file no patch refers to stops make series, naming it" \
-		'mm/pftag_orphan\.c' "$TOP/scripts/series.sh" -r "$c" "$tmp/orphan"
-
-	printf '#include "pftag_fixture.h"\n' > "$tmp/a.c"
-	echo '/* included by pftag_fixture.c only */' > "$tmp/a.h"
-	git_ show "$base:mm/Makefile" > "$tmp/Makefile"
-	echo 'obj-y += pftag_fixture.o' >> "$tmp/Makefile"
-	c=$(fixture "$base" "mm: a file and its header" \
-		mm/pftag_fixture.c "$tmp/a.c" mm/pftag_fixture.h "$tmp/a.h" mm/Makefile "$tmp/Makefile")
-	if out=$("$TOP/scripts/series.sh" -r "$c" "$tmp/withheader" 2>&1); then
-		last=$(ls "$tmp/withheader" | grep -E '\.patch$' | LC_ALL=C sort | tail -n 1)
-		eq "a new .c file and the new header it includes come with the patch that builds it" \
-			"mm/Makefile mm/pftag_fixture.c mm/pftag_fixture.h" \
-			"$(grep -oE '^diff --git a/[^ ]+' "$tmp/withheader/$last" | cut -c14- | tr '\n' ' ' | sed 's/ $//')"
-	else
-		fail "a new .c file and the new header it includes come with the patch that builds it" "$out"
-	fi
-fi
-
 # 1. The series of build/linux.
 out_dir=${SERIES_DIR:-$tmp/series}
 if [ -z "${SERIES_DIR:-}" ]; then
@@ -96,19 +49,13 @@ mapfile -t patches < <(cd "$out_dir" && ls | grep -E '^[0-9]{4}-.*\.patch$' | gr
 letter=$(cd "$out_dir" && ls | grep -E '^0000-.*\.patch$')
 n=${#patches[@]}
 
-# The patches are the commits of build/linux that edit existing files
-# (a commit that only adds new files carries no patch), in order.
-mapfile -t new < <(git_ diff --name-only --diff-filter=A base "$head")
-excl=()
-for f in "${new[@]}"; do excl+=(":(exclude)$f"); done
-want=$(git_ rev-list --reverse "base..$head" | while read -r c; do
-	git_ diff --quiet "$c^" "$c" -- . "${excl[@]}" || git_ show -s --format=%s "$c"
-done)
+# One patch per commit of build/linux, in order.
+want=$(git_ log --reverse --format=%s "base..$head")
 got=$(for p in "${patches[@]}"; do
 	git mailinfo -k /dev/null /dev/null < "$out_dir/$p" | sed -n 's/^Subject: //p' |
 		sed -E 's/^\[PATCH[^]]*\] *//'
 done)
-eq "one patch per commit of build/linux that edits existing files, in order" "$want" "$got"
+eq "one patch per commit of build/linux, in order" "$want" "$got"
 eq "the files are numbered 0001 to $n" "$(seq -f '%04g' 1 "$n")" "$(printf '%s\n' "${patches[@]}" | cut -c1-4)"
 numbered=$(for p in "${patches[@]}"; do
 	grep -m1 '^Subject: ' "$out_dir/$p" | sed -nE 's/^Subject: \[PATCH[^]]* 0*([0-9]+)\/([0-9]+)\].*/\1\/\2/p'
@@ -158,6 +105,28 @@ if [ "$(git -C "$am" rev-parse 'HEAD^{tree}')" = "$(git_ rev-parse "$head^{tree}
 else
 	fail "the applied series is the assembled tree, file for file" \
 		"$(git -C "$am" diff --name-status HEAD "$head" | head -40)"
+fi
+
+# 3b. patches/ alone: git am of patches/series on the pristine base gives
+#     the assembled tree (what a maintainer applies from the repository).
+if [ -z "${SERIES_REV:-}" ] && [ -z "${SERIES_DIR:-}" ]; then
+	am2=$scratch/linux-patches
+	mapfile -t own < <(series_patches "$TOP/patches/series")
+	if out=$(git clone -q --shared --no-checkout "$tree" "$am2" 2>&1 &&
+		 git -C "$am2" -c advice.detachedHead=false checkout -q "$base" 2>&1 &&
+		 git -C "$am2" am -q "${own[@]/#/$TOP/patches/}" 2>&1); then
+		ok "git am applies patches/ alone (${#own[@]} patches) on the pristine base"
+	else
+		fail "git am applies patches/ alone (${#own[@]} patches) on the pristine base" "$out"
+		git -C "$am2" am --abort > /dev/null 2>&1
+	fi
+	if [ "$(git -C "$am2" rev-parse 'HEAD^{tree}' 2> /dev/null)" = "$(git_ rev-parse "$head^{tree}")" ]; then
+		ok "patches/ applied is the assembled tree, file for file"
+	else
+		fail "patches/ applied is the assembled tree, file for file" \
+			"$(git -C "$am2" diff --name-status HEAD "$head" 2>&1 | head -40)"
+	fi
+	rm -rf "$am2"
 fi
 
 # 4. No patch refers to a new file that a later patch adds. For every
