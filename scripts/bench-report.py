@@ -125,6 +125,15 @@ def fmt_pct(x):
     return "%+.1f%%" % x
 
 
+def table(p, rows, cases, cell):
+    """A markdown table: a row per configuration of ROWS, a column per case
+    of CASES, CELL(configuration, case) the text of a cell."""
+    p("| configuration | " + " | ".join(CASE_TITLE[c] for c in cases) + " |")
+    p("|---|" + "---|" * len(cases))
+    for n in rows:
+        p("| %s | %s |" % (n, " | ".join(cell(n, c) for c in cases)))
+
+
 def kib(b):
     return "%.1f KiB" % (b / 1024)
 
@@ -280,14 +289,9 @@ def main():
     for s in sets:
         p("### %s" % SET_TITLE[s])
         p("")
-        p("| configuration | " + " | ".join(CASE_TITLE[c] for c in CASES) + " |")
-        p("|---|" + "---|" * len(CASES))
+        table(p, names, CASES, lambda n, c: "%.0f" % ins[s][n][c] if n == base else
+              "%.0f (%s)" % (ins[s][n][c], fmt_pct(pct(ins[s][n][c], ins[s][base][c]))))
         for n in names:
-            cells = []
-            for c in CASES:
-                v = ins[s][n][c]
-                cells.append("%.0f" % v if n == base else "%.0f (%s)" % (v, fmt_pct(pct(v, ins[s][base][c]))))
-            p("| %s | %s |" % (n, " | ".join(cells)))
             for c in CASES:
                 xs = data[s][n]["micro"][c]
                 rep = max(rep, abs(xs[-1] / xs[0] - 1) * 100)
@@ -389,28 +393,18 @@ def main():
         for s in sets:
             p("### %s" % SET_TITLE[s])
             p("")
-            p("| configuration | " + " | ".join(CASE_TITLE[c] for c in CACHE_CASES) + " |")
-            p("|---|" + "---|" * len(CACHE_CASES))
-            for n in names:
-                cells = []
-                for c in CACHE_CASES:
-                    v = data[s][n]["cache"][c]
-                    cells.append("%.1f / %.1f / %.2f / %.2f" % (v["loads"], v["stores"], v["l1"], v["l2"]))
-                p("| %s | %s |" % (n, " | ".join(cells)))
+            cache = data[s]
+            table(p, names, CACHE_CASES, lambda n, c: "%.1f / %.1f / %.2f / %.2f" % (
+                cache[n]["cache"][c]["loads"], cache[n]["cache"][c]["stores"],
+                cache[n]["cache"][c]["l1"], cache[n]["cache"][c]["l2"]))
             p("")
             p("Extra per pair against baseline (loads, stores, L1 misses):")
             p("")
-            p("| configuration | " + " | ".join(CASE_TITLE[c] for c in CACHE_CASES) + " |")
-            p("|---|" + "---|" * len(CACHE_CASES))
-            for n in names:
-                if n == base:
-                    continue
-                cells = []
-                for c in CACHE_CASES:
-                    v, b = data[s][n]["cache"][c], data[s][base]["cache"][c]
-                    cells.append("%+.1f / %+.1f / %+.2f" % (v["loads"] - b["loads"],
-                                                            v["stores"] - b["stores"], v["l1"] - b["l1"]))
-                p("| %s | %s |" % (n, " | ".join(cells)))
+            def extra(n, c):
+                v, b = cache[n]["cache"][c], cache[base]["cache"][c]
+                return "%+.1f / %+.1f / %+.2f" % (v["loads"] - b["loads"],
+                                                 v["stores"] - b["stores"], v["l1"] - b["l1"])
+            table(p, [n for n in names if n != base], CACHE_CASES, extra)
             p("")
 
     # Wall clock.
@@ -426,18 +420,13 @@ def main():
           "of a real CPU: read the instruction and cache tables for the cost." % (a.rounds, nwall))
         p("")
         wc = ["page-o0", "page-o0-ktag", "page-o0-batch", "page-o1", "page-o3", "kmalloc-8-240"]
-        p("| configuration | " + " | ".join(CASE_TITLE[c] for c in wc) + " |")
-        p("|---|" + "---|" * len(wc))
-        for n in names:
-            cells = []
-            for c in wc:
-                xs = W[n]["wall"]["micro"][c]
-                b = med(W[base]["wall"]["micro"][c])
-                cell = "%.0f [%.0f-%.0f]" % (med(xs), min(xs), max(xs))
-                if n != base:
-                    cell += " (%s)" % fmt_pct(pct(med(xs), b))
-                cells.append(cell)
-            p("| %s | %s |" % (n, " | ".join(cells)))
+        def wall(n, c):
+            xs = W[n]["wall"]["micro"][c]
+            cell = "%.0f [%.0f-%.0f]" % (med(xs), min(xs), max(xs))
+            if n != base:
+                cell += " (%s)" % fmt_pct(pct(med(xs), med(W[base]["wall"]["micro"][c])))
+            return cell
+        table(p, names, wc, wall)
         p("")
 
     # Macro.
