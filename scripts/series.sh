@@ -30,19 +30,17 @@ head=$(git_ rev-parse -q --verify "$rev^{commit}") || die "$rev is no commit of 
 git_ merge-base --is-ancestor "$base" "$head" || die "$rev is not on top of base in $TREE" "name a commit of base..HEAD"
 [ -z "$(git_ rev-list --merges "base..$head")" ] ||
 	die "base..$rev in $TREE has merge commits" "make the history linear (git rebase base)"
-mapfile -t commits < <(git_ rev-list --reverse "base..$head")
-[ ${#commits[@]} -gt 0 ] || die "$TREE has no commit on top of base" "run 'make assemble'"
+n=$(git_ rev-list --count "base..$head")
+[ "$n" -gt 0 ] || die "$TREE has no commit on top of base" "run 'make assemble'"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=${#commits[@]}
-parent=$head
 
 # The patches, and the cover letter from its template.
 rm -rf "$out"
 mkdir -p "$out"
 git_ format-patch -q --cover-letter --numbered --subject-prefix="$prefix" --base="$base" \
-	--zero-commit --no-signature -o "$out" "base..$parent"
+	--zero-commit --no-signature -o "$out" "base..$head"
 letter=$(find "$out" -name '0000-*.patch')
 [ -n "$letter" ] || die "git format-patch wrote no cover letter" "check $out"
 ver=$(tree_version "$TREE")
