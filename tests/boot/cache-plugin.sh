@@ -95,6 +95,8 @@ expect() {
 	done
 	if [ -z "$bad" ]; then ok "$name: $4"; else fail "$name" "counts:$bad"; fi
 }
+# Every run pins loops to CPUs 0 and 1: say so when one is missing.
+cpus_online='on=$(cat /sys/devices/system/cpu/online); [ "$on" = 0-1 ] || { echo "online CPUs are $on, not 0-1: the windows cannot be pinned"; exit 3; };'
 # boot_plugin NAME ARGS ICOUNT SCRIPT: run SCRIPT in a 2-vCPU guest (with
 # -icount when ICOUNT is 1) under the plugin with ARGS; the plugin's
 # lines go to $o/NAME.log. Fails the test (returns 1) when the guest
@@ -103,8 +105,14 @@ boot_plugin() {
 	local name=$1 args=$2 icount=$3 script=$4 out start
 	start=$(date +%s)
 	if ! out=$(ICOUNT=$icount "$TOP/scripts/boot.sh" -k "$k" -c 2 -o "$o/$name" -q -t 300 \
-		-x "$o/extra.cpio" -p "out=$o/$name.log${args:+,$args}" "set -e; $script" 2>&1); then
-		fail "$name: the guest runs marker-loop under the plugin" "$out"
+		-x "$o/extra.cpio" -p "out=$o/$name.log${args:+,$args}" "set -ex; $cpus_online $script" 2>&1); then
+		# boot.sh says nothing when the guest's script itself failed:
+		# its output and the console's last lines tell why.
+		fail "$name: the guest runs marker-loop under the plugin" \
+			"$(printf '%s\n--- guest output (%s):\n%s\n--- console, CPUs and last lines:\n%s\n%s' \
+				"$out" "$o/$name/out.log" "$(tail -n 20 "$o/$name/out.log" 2>/dev/null)" \
+				"$(grep -E 'smp|CPU[0-9 ]|Brought up' "$o/$name/console.log" 2>/dev/null | tail -n 8)" \
+				"$(tail -n 10 "$o/$name/console.log" 2>/dev/null)")"
 		return 1
 	fi
 	ok "$name: the guest runs marker-loop under the plugin ($(($(date +%s) - start)) s)"
