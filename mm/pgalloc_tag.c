@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Page allocation tags in page->flags.
+ * Page allocation tags as indices, in page->flags or in page_ext.
  *
  * Memory allocation profiling records in every allocated page which tag
  * (allocation call site) allocated it. Instead of a pointer in page_ext, a
- * page can carry the tag's index in the spare bits of page->flags
- * (ALLOC_TAG_IDX_WIDTH, include/linux/page-flags-layout.h). This file
+ * page carries the tag's index: in the spare bits of page->flags
+ * (ALLOC_TAG_IDX_WIDTH, include/linux/page-flags-layout.h) when the
+ * indices fit them, in 2 (or 4) bytes of page_ext otherwise. This file
  * numbers the tags, decides, once, where page tags are kept, and does the
  * work of the page hooks whose static-key gates are in pgalloc_tag.h.
  *
@@ -19,8 +20,10 @@
  * Storage: alloc_tag_storage_init() runs before the buddy allocator hands
  * out its first page. If the kernel's tags plus a headroom for modules fit
  * the bits, page tags go to page->flags and page_ext is not allocated for
- * them at all; otherwise they go to page_ext as they always did. Either way
- * profiling stays on and /proc/allocinfo reads the same.
+ * them at all; otherwise each page gets a page_ext slot of 16 bits, or of
+ * 32 when the tags and the headroom do not fit 16, instead of the 64-bit
+ * pointer page_ext used to hold. Either way profiling stays on and
+ * /proc/allocinfo reads the same.
  *
  * A module that loads when the index space is full still loads; the tags
  * that got no index are counted, and the pages they allocate are not
@@ -51,6 +54,7 @@
 #define MODULE_IDX_HEADROOM	4096UL
 
 DEFINE_STATIC_KEY_FALSE(alloc_tag_page_flags);
+DEFINE_STATIC_KEY_FALSE(alloc_tag_page_ext_wide);
 
 unsigned long alloc_tag_kernel_idx_end __ro_after_init;
 
@@ -64,8 +68,9 @@ static unsigned int idx_bits __ro_after_init;
 static unsigned long idx_capacity __ro_after_init;
 static unsigned long kernel_tags __ro_after_init;
 static unsigned long boot_headroom __ro_after_init;
+static unsigned int page_ext_idx_bits __ro_after_init;	/* 0: page flags */
 
-/* Size of the module index space, 0 in page_ext storage. */
+/* Size of the module index space. */
 unsigned long alloc_tag_module_space __ro_after_init;
 /*
  * alloc_tag_module_table[i][j] is the tag of index alloc_tag_kernel_idx_end +
@@ -125,6 +130,12 @@ static const char *storage_name(void)
 	return alloc_tag_in_page_flags() ? "page flags" : "page_ext";
 }
 
+/* Whether @capacity indices hold the kernel's tags and the module headroom. */
+static bool __init idx_fits(unsigned long capacity)
+{
+	return kernel_tags <= capacity && capacity - kernel_tags >= module_headroom;
+}
+
 /*
  * alloc_tag_storage_init - choose where page tags are kept
  *
@@ -133,6 +144,7 @@ static const char *storage_name(void)
  */
 void __init alloc_tag_storage_init(void)
 {
+	unsigned long capacity;
 	struct alloc_tag *tag;
 
 	BUILD_BUG_ON(ALLOC_TAG_IDX_WIDTH && ALLOC_TAG_IDX_PGOFF != NR_PAGEFLAGS);
@@ -148,31 +160,46 @@ void __init alloc_tag_storage_init(void)
 
 	if (storage_request == ALLOC_TAG_STORAGE_PAGE_EXT)
 		storage_reason = "page_ext requested on the command line";
-	else if (kernel_tags > idx_capacity ||
-		 idx_capacity - kernel_tags < module_headroom)
+	else if (!idx_fits(idx_capacity))
 		storage_reason = "kernel tags plus module headroom exceed the capacity";
 	else
 		storage_reason = NULL;
 
 	if (storage_reason) {
-		pr_info("page tags in page_ext: %u spare bits, %u usable, capacity %lu tags, %lu kernel tags, module headroom %lu: %s\n",
-			ALLOC_TAG_IDX_WIDTH, idx_bits, idx_capacity, kernel_tags,
-			module_headroom, storage_reason);
-		if (storage_request == ALLOC_TAG_STORAGE_PAGE_FLAGS)
-			pr_warn("page-flags storage (compressed) was requested but cannot be used: %s; profiling stays on with page_ext storage\n",
-				storage_reason);
-		return;
+		/*
+		 * The same rule picks the slot: 16 bits if the tags and the
+		 * headroom fit them, 32 otherwise (more tags than any kernel
+		 * has). need_page_alloc_tagging() asks page_ext for the slot
+		 * later in boot.
+		 */
+		page_ext_idx_bits = idx_fits(alloc_tag_idx_capacity(16)) ? 16 : 32;
+		if (page_ext_idx_bits == 32)
+			static_branch_enable(&alloc_tag_page_ext_wide);
+		page_alloc_tagging_ops.size = page_ext_idx_bits / BITS_PER_BYTE;
+		capacity = alloc_tag_idx_capacity(page_ext_idx_bits);
+	} else {
+		static_branch_enable(&alloc_tag_page_flags);
+		capacity = idx_capacity;
 	}
 
 	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++)
 		tag->idx = ALLOC_TAG_IDX_FIRST + (tag - __start_alloc_tags);
 	alloc_tag_kernel_idx_end = ALLOC_TAG_IDX_FIRST + kernel_tags;
-	alloc_tag_module_space = min(idx_capacity - kernel_tags, MODULE_IDX_MAX);
-	static_branch_enable(&alloc_tag_page_flags);
+	alloc_tag_module_space = min(capacity - kernel_tags, MODULE_IDX_MAX);
 
-	pr_info("page tags in page flags: %u spare bits, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu; no page_ext for tags\n",
-		ALLOC_TAG_IDX_WIDTH, idx_bits, idx_capacity, kernel_tags,
-		alloc_tag_module_space, module_headroom);
+	if (!storage_reason) {
+		pr_info("page tags in page flags: %u spare bits, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu; no page_ext for tags\n",
+			ALLOC_TAG_IDX_WIDTH, idx_bits, idx_capacity, kernel_tags,
+			alloc_tag_module_space, module_headroom);
+		return;
+	}
+	pr_info("page tags in page_ext: a %u-bit index, %zu bytes a page; %u spare bits in page flags, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu: %s\n",
+		page_ext_idx_bits, page_alloc_tagging_ops.size, ALLOC_TAG_IDX_WIDTH,
+		idx_bits, idx_capacity, kernel_tags, alloc_tag_module_space,
+		module_headroom, storage_reason);
+	if (storage_request == ALLOC_TAG_STORAGE_PAGE_FLAGS)
+		pr_warn("page-flags storage (compressed) was requested but cannot be used: %s; profiling stays on with page_ext storage\n",
+			storage_reason);
 }
 
 /* A page carries an index that no tag owns: say so once, uncharge nothing. */
@@ -221,7 +248,7 @@ void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
 {
 	unsigned long i, missed = 0;
 
-	if (!alloc_tag_in_page_flags())
+	if (!alloc_tag_kernel_idx_end)
 		return;
 
 	for (i = 0; i < nr; i++) {
@@ -274,7 +301,7 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 {
 	unsigned long i;
 
-	if (!alloc_tag_in_page_flags())
+	if (!alloc_tag_kernel_idx_end)
 		return;
 
 	for (i = 0; i < nr; i++) {
@@ -307,16 +334,19 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 }
 
 /*
- * Page-flags storage: charge @tag for a page fresh from the allocator.
+ * Charge @tag for a page fresh from the allocator, and give the page the
+ * tag's index: in page_ext if @page_ext is set, else in page->flags.
  *
  * Every page enters the free lists with index 0 (free_pages_prepare()
- * clears it, struct pages start zeroed), so the old index is not read
- * (but by the debug check) and the new one is set with an OR. The OR is
- * atomic although the hook runs before set_page_refcounted(), when no
- * reference holder can be changing the page's flags: memory_failure()
- * sets PG_hwpoison on any page, referenced or not.
+ * clears it, or __pgalloc_tag_sub() in page_ext; struct pages and page_ext
+ * start zeroed), so the old index is not read (but by the debug check).
+ * In page->flags the new one is set with an OR. The OR is atomic although
+ * the hook runs before set_page_refcounted(), when no reference holder can
+ * be changing the page's flags: memory_failure() sets PG_hwpoison on any
+ * page, referenced or not.
  */
 static __always_inline void pgalloc_tag_add_idx(struct page *page,
+						struct page_ext *page_ext,
 						struct alloc_tag *tag,
 						unsigned int nr)
 {
@@ -336,8 +366,17 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 		alloc_tag_count_unindexed(nr);
 		return;
 	}
-	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
-	    pgalloc_tag_idx_read(page)) {
+	if (page_ext) {
+		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
+			union codetag_ref old = {
+				.ct = alloc_tag_idx_to_ct(pgalloc_tag_ext_idx_read(page_ext)),
+			};
+
+			alloc_tag_add_check(&old, tag);
+		}
+		pgalloc_tag_ext_idx_write(page_ext, idx);
+	} else if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
+		   pgalloc_tag_idx_read(page)) {
 		union codetag_ref old = {
 			.ct = alloc_tag_idx_to_ct(pgalloc_tag_idx_read(page)),
 		};
@@ -355,13 +394,16 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 void __pgalloc_tag_add(struct page *page, struct task_struct *task,
 		       unsigned int nr)
 {
-	struct pgalloc_tag_ref pr;
+	struct page_ext *page_ext;
 
 	if (alloc_tag_in_page_flags()) {
-		pgalloc_tag_add_idx(page, task->alloc_tag, nr);
-	} else if (pgalloc_tag_ref_load(page, &pr)) {
-		alloc_tag_add(&pr.ref, task->alloc_tag, PAGE_SIZE * nr);
-		pgalloc_tag_ref_store(&pr);
+		pgalloc_tag_add_idx(page, NULL, task->alloc_tag, nr);
+		return;
+	}
+	page_ext = page_ext_get(page);
+	if (page_ext) {
+		pgalloc_tag_add_idx(page, page_ext, task->alloc_tag, nr);
+		page_ext_put(page_ext);
 	}
 }
 
@@ -382,23 +424,26 @@ static inline void alloc_tag_idx_sub_check(unsigned long idx)
  * one caller, clears it together with the other flags in the plain store
  * it makes to page->flags anyway, right after this.
  *
- * page_ext storage: the slot is cleared here.
+ * page_ext storage: the index is cleared here.
  */
 void __pgalloc_tag_sub(struct page *page, unsigned int nr)
 {
 	struct alloc_tag *tag;
-	struct pgalloc_tag_ref pr;
 	unsigned long idx;
 
-	if (!alloc_tag_in_page_flags()) {
-		if (pgalloc_tag_ref_load(page, &pr)) {
-			alloc_tag_sub(&pr.ref, PAGE_SIZE * nr);
-			pgalloc_tag_ref_store(&pr);
-		}
-		return;
+	if (alloc_tag_in_page_flags()) {
+		idx = pgalloc_tag_idx_read(page);
+	} else {
+		struct page_ext *page_ext = page_ext_get(page);
+
+		if (!page_ext)
+			return;
+		idx = pgalloc_tag_ext_idx_read(page_ext);
+		if (idx != ALLOC_TAG_IDX_NONE)
+			pgalloc_tag_ext_idx_write(page_ext, ALLOC_TAG_IDX_NONE);
+		page_ext_put(page_ext);
 	}
 
-	idx = pgalloc_tag_idx_read(page);
 	if (unlikely(idx < ALLOC_TAG_IDX_FIRST)) {
 		alloc_tag_idx_sub_check(idx);
 		return;
@@ -435,33 +480,29 @@ void __pgalloc_tag_forget(struct page *page)
  */
 struct alloc_tag *__pgalloc_tag_get(struct page *page)
 {
-	struct alloc_tag *tag = NULL;
-	struct page_ext *page_ext;
-	union codetag_ref *ref;
 	unsigned long idx;
 
 	if (alloc_tag_in_page_flags()) {
 		idx = pgalloc_tag_idx_read(page);
-		if (idx >= ALLOC_TAG_IDX_FIRST)
-			return alloc_tag_from_idx(idx);
-		alloc_tag_idx_sub_check(idx);
-		return NULL;
+	} else {
+		struct page_ext *page_ext = page_ext_get(page);
+
+		if (!page_ext)
+			return NULL;
+		idx = pgalloc_tag_ext_idx_read(page_ext);
+		page_ext_put(page_ext);
 	}
 
-	page_ext = page_ext_get(page);
-	if (!page_ext)
-		return NULL;
-	ref = codetag_ref_from_page_ext(page_ext);
-	alloc_tag_sub_check(ref);
-	if (ref->ct && !is_codetag_empty(ref))
-		tag = ct_to_alloc_tag(ref->ct);
-	page_ext_put(page_ext);
-	return tag;
+	if (idx >= ALLOC_TAG_IDX_FIRST)
+		return alloc_tag_from_idx(idx);
+	alloc_tag_idx_sub_check(idx);
+	return NULL;
 }
 
 static int storage_show(struct seq_file *m, void *v)
 {
 	seq_printf(m, "storage: %s\n", storage_name());
+	seq_printf(m, "page_ext_index_bytes: %u\n", page_ext_idx_bits / BITS_PER_BYTE);
 	seq_printf(m, "fallback_reason: %s\n", storage_reason ?: "none");
 	seq_printf(m, "spare_bits: %u\n", ALLOC_TAG_IDX_WIDTH);
 	seq_printf(m, "usable_bits: %u\n", idx_bits);
@@ -481,6 +522,22 @@ static int storage_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(storage);
 
+/* A page's index, wherever it is kept; for the scan below. */
+static unsigned long page_tag_idx_peek(struct page *page)
+{
+	struct page_ext *page_ext;
+	unsigned long idx;
+
+	if (alloc_tag_in_page_flags())
+		return pgalloc_tag_idx_read(page);
+	page_ext = page_ext_get(page);
+	if (!page_ext)
+		return ALLOC_TAG_IDX_NONE;
+	idx = pgalloc_tag_ext_idx_read(page_ext);
+	page_ext_put(page_ext);
+	return idx;
+}
+
 /*
  * Which tags hold pages right now: every online page is read once. Only a
  * page that starts an allocation (or a piece of a split one) carries a
@@ -492,11 +549,6 @@ static int page_tags_show(struct seq_file *m, void *v)
 	unsigned long nbits, pfn, allocs = 0, kernel = 0, module = 0;
 	unsigned long *seen;
 	struct zone *zone;
-
-	if (!alloc_tag_in_page_flags()) {
-		seq_puts(m, "page tags are kept in page_ext: nothing to scan\n");
-		return 0;
-	}
 
 	nbits = alloc_tag_kernel_idx_end + alloc_tag_module_space;
 	seen = bitmap_zalloc(nbits, GFP_KERNEL);
@@ -512,7 +564,7 @@ static int page_tags_show(struct seq_file *m, void *v)
 				cond_resched();
 			if (!page || page_zone(page) != zone)
 				continue;
-			idx = pgalloc_tag_idx_read(page);
+			idx = page_tag_idx_peek(page);
 			if (idx < ALLOC_TAG_IDX_FIRST || idx >= nbits)
 				continue;
 			allocs++;

@@ -67,14 +67,27 @@ static void reserved_idx(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, alloc_tag_ref_to_idx(&ref), ALLOC_TAG_IDX_NONE);
 }
 
+/* The largest index the storage of this boot can hold. */
+static unsigned long idx_limit(void)
+{
+	if (alloc_tag_in_page_flags())
+		return ALLOC_TAG_IDX_MASK;
+	return BIT(page_alloc_tagging_ops.size * BITS_PER_BYTE) - 1;
+}
+
+static void skip_unindexed(struct kunit *test)
+{
+	if (!alloc_tag_kernel_idx_end)
+		kunit_skip(test, "tags have no indices on this boot (profiling disabled)");
+}
+
 /* The first and the last kernel tag decode from the indices they carry. */
 static void kernel_tag_round_trip(struct kunit *test)
 {
 	struct alloc_tag *first = __start_alloc_tags, *last = __stop_alloc_tags - 1;
 	union codetag_ref ref;
 
-	if (!alloc_tag_in_page_flags())
-		kunit_skip(test, "page tags are kept in page_ext on this boot");
+	skip_unindexed(test);
 
 	KUNIT_EXPECT_EQ(test, first->idx, ALLOC_TAG_IDX_FIRST);
 	KUNIT_EXPECT_EQ(test, last->idx, alloc_tag_kernel_idx_end - 1);
@@ -82,7 +95,59 @@ static void kernel_tag_round_trip(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(last->idx), &last->ct);
 	ref.ct = &last->ct;
 	KUNIT_EXPECT_EQ(test, alloc_tag_ref_to_idx(&ref), last->idx);
-	KUNIT_EXPECT_LE(test, alloc_tag_kernel_idx_end - 1, ALLOC_TAG_IDX_MASK);
+	KUNIT_EXPECT_LE(test, alloc_tag_kernel_idx_end - 1, idx_limit());
+	KUNIT_EXPECT_LE(test, alloc_tag_kernel_idx_end + alloc_tag_module_space - 1,
+			idx_limit());
+}
+
+/*
+ * page_ext storage: the slot is aligned to its size, holds the largest
+ * index, and the slots of neighbouring pages do not overlap it.
+ */
+static void page_ext_slot(struct kunit *test)
+{
+	size_t size = page_alloc_tagging_ops.size;
+	struct page_ext *ext0, *ext1;
+	unsigned long saved, next;
+	struct alloc_tag *tag;
+	struct page *page;
+
+	skip_unindexed(test);
+	if (alloc_tag_in_page_flags())
+		kunit_skip(test, "page tags are kept in page flags on this boot");
+
+	KUNIT_EXPECT_TRUE(test, size == 2 || size == 4);
+	KUNIT_EXPECT_EQ(test, page_alloc_tagging_ops.offset % size, 0UL);
+	KUNIT_EXPECT_EQ(test, page_ext_size % size, 0UL);
+	KUNIT_EXPECT_EQ(test, page_ext_size % __alignof__(u16), 0UL);
+
+	page = alloc_pages(GFP_KERNEL, 1);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	tag = pgalloc_tag_get(page);
+	if (mem_alloc_profiling_enabled()) {
+		KUNIT_ASSERT_NOT_NULL(test, tag);
+		KUNIT_EXPECT_STREQ(test, tag->ct.function, __func__);
+	}
+
+	ext0 = page_ext_get(page);
+	KUNIT_ASSERT_NOT_NULL(test, ext0);
+	ext1 = page_ext_next(ext0);
+	saved = pgalloc_tag_ext_idx_read(ext0);
+	next = pgalloc_tag_ext_idx_read(ext1);
+	KUNIT_EXPECT_EQ(test, saved, tag ? tag->idx : ALLOC_TAG_IDX_NONE);
+	/* Only the first page of an allocation carries the tag. */
+	KUNIT_EXPECT_EQ(test, next, ALLOC_TAG_IDX_NONE);
+
+	pgalloc_tag_ext_idx_write(ext0, idx_limit());
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext0), idx_limit());
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext1), next);
+	pgalloc_tag_ext_idx_write(ext1, idx_limit());
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext0), idx_limit());
+	pgalloc_tag_ext_idx_write(ext1, next);
+	pgalloc_tag_ext_idx_write(ext0, saved);
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext0), saved);
+	page_ext_put(ext0);
+	__free_pages(page, 1);
 }
 
 struct bit_hammer {
@@ -182,8 +247,7 @@ static void module_table_grow_release(struct kunit *test)
 	struct alloc_tag *tags, *again;
 	unsigned long i;
 
-	if (!alloc_tag_in_page_flags())
-		kunit_skip(test, "page tags are kept in page_ext on this boot");
+	skip_unindexed(test);
 
 	tags = kunit_kcalloc(test, nr, sizeof(*tags), GFP_KERNEL);
 	again = kunit_kcalloc(test, nr, sizeof(*again), GFP_KERNEL);
@@ -195,7 +259,7 @@ static void module_table_grow_release(struct kunit *test)
 	alloc_tag_module_idx_get(tags, nr, "kunit");
 	for (i = 0; i < nr; i++) {
 		KUNIT_ASSERT_GE(test, tags[i].idx, alloc_tag_kernel_idx_end);
-		KUNIT_EXPECT_LE(test, tags[i].idx, ALLOC_TAG_IDX_MASK);
+		KUNIT_EXPECT_LE(test, tags[i].idx, idx_limit());
 		KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(tags[i].idx), &tags[i].ct);
 		if (i)
 			KUNIT_EXPECT_NE(test, tags[i].idx, tags[i - 1].idx);
@@ -248,6 +312,7 @@ static struct kunit_case pgalloc_tag_test_cases[] = {
 	KUNIT_CASE_PARAM(idx_round_trip, edge_idx_gen_params),
 	KUNIT_CASE(reserved_idx),
 	KUNIT_CASE(kernel_tag_round_trip),
+	KUNIT_CASE(page_ext_slot),
 	KUNIT_CASE_SLOW(neighbour_bits_concurrent),
 	KUNIT_CASE(module_table_grow_release),
 	KUNIT_CASE_PARAM(capacity_arithmetic, capacity_bits_gen_params),
@@ -260,5 +325,5 @@ static struct kunit_suite pgalloc_tag_test_suite = {
 };
 kunit_test_suite(pgalloc_tag_test_suite);
 
-MODULE_DESCRIPTION("KUnit tests of page allocation tags in page flags");
+MODULE_DESCRIPTION("KUnit tests of page allocation tag indices");
 MODULE_LICENSE("GPL");

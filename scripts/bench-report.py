@@ -40,8 +40,8 @@ DISTRO_DIFF = """\
 What the distribution-like configuration still does not share with
 Debian's 6.12 amd64 config on these paths: the `page->flags` layout
 (NR_CPUS 8192, NODES_SHIFT 10, NUMA balancing and MGLRU leave Debian one
-spare bit, so the series falls back to page_ext there; these guests keep
-page-flags storage), `DEFERRED_STRUCT_PAGE_INIT`, `MEMORY_HOTPLUG` and
+spare bit, so the series keeps the tag index in page_ext there, as the
+`fallback` configuration does; these guests keep page-flags storage), `DEFERRED_STRUCT_PAGE_INIT`, `MEMORY_HOTPLUG` and
 `ZONE_DEVICE`, `PAGE_REPORTING`, `HUGETLB_PAGE_OPTIMIZE_VMEMMAP`, CPU
 mitigations (retpolines and the return thunks, which change the cost of
 every indirect call and return), module signing and the thousands of
@@ -458,9 +458,10 @@ def main():
     D = data[sets[0]]
     p("## Memory and size (%s)" % SET_TITLE[sets[0]])
     p("")
-    p("| configuration | page_ext bytes (512 MiB) | page_ext bytes (4 GiB) | MemTotal / MemAvailable "
+    p("| configuration | page_ext bytes (512 MiB) | page_ext bytes (4 GiB) | bytes a page, per TiB of RAM "
+      "(from 4 GiB) | MemTotal / MemAvailable "
       "512 MiB (kB) | MemTotal / MemAvailable 4 GiB (kB) | vmlinux text / data / bss |")
-    p("|---|---|---|---|---|---|")
+    p("|---|---|---|---|---|---|---|")
     pe_bytes = {}
     for n in names:
         def mi(sec):
@@ -471,8 +472,11 @@ def main():
         pe_bytes[n] = int(m.group(1)) if m else 0
         m4 = re.search(r"allocated (\d+) bytes of page_ext", D[n]["mem4g"].get("bootlog", ""))
         sz = read(os.path.join(o, "size-" + obj_id(D[n]["build"], sets[0]))).split()
-        p("| %s | %d | %d | %s | %s | %s |" % (
-            n, pe_bytes[n], int(m4.group(1)) if m4 else 0, mi(D[n]["sec"]), mi(D[n]["mem4g"]),
+        b4 = int(m4.group(1)) if m4 else 0
+        # 4 GiB is 2^20 pages of 4 KiB; a TiB is 2^8 times as many.
+        per_tib = "%g B, %.1f GiB (%.3f%%)" % (b4 / 2**20, b4 * 256 / 2**30, 100.0 * b4 / 2**32)
+        p("| %s | %d | %d | %s | %s | %s | %s |" % (
+            n, pe_bytes[n], b4, per_tib, mi(D[n]["sec"]), mi(D[n]["mem4g"]),
             " / ".join(sz[:3]) if len(sz) >= 3 else "?"))
     p("")
     ktags = re.search(r"(\d+) kernel tags", D[pf]["sec"].get("bootlog", ""))

@@ -3,10 +3,12 @@
 # the profiling kernel: the default (page flags), page_ext asked for on
 # the command line, and a bit cap too small for the kernel's tags (must
 # fall back). In each: the mode is reported; page_ext holds no tag memory
-# in page-flags mode; pftag_pages' known allocations show exactly their
+# in page-flags mode, and 2 bytes a page of the memory sections that hold
+# RAM in page_ext mode; pftag_pages' known allocations show exactly their
 # bytes and calls at their file:line and go back to zero when freed;
-# unloading with live pages and 20 load/unload cycles leak no index. The
-# /proc/allocinfo of the two storage modes is then compared whole.
+# page_tags finds the tags on pages; unloading with live pages and 20
+# load/unload cycles leak no index. The /proc/allocinfo of the two
+# storage modes is then compared whole.
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/page-flags
 mkdir -p "$o"
@@ -28,6 +30,7 @@ script="
 echo '== compressed'; cat /proc/sys/vm/mem_profiling_compressed
 echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
 echo '== dmesg'; dmesg
+echo '== memory'; grep 'System RAM' /proc/iomem
 echo '== page-tags-boot'; cat /sys/kernel/debug/alloc_tag/page_tags
 insmod $mods/pftag_pages.ko counts=$csv
 echo '== page-tags-loaded'; cat /sys/kernel/debug/alloc_tag/page_tags
@@ -63,9 +66,19 @@ check_mode() { # NAME APPEND WANT-COMPRESSED
 		check "$name: no page_ext is allocated" bash -c "! grep -q 'bytes of page_ext' <<< \"\$1\"" _ "$d"
 	else
 		eq "$name: debugfs reports page_ext storage" "page_ext" "$(field storage "$st")"
-		check "$name: the boot log gives the fallback and its reason" \
-			grep -qE 'alloc_tag: page tags in page_ext: .*: [a-z]' <<< "$d"
-		check "$name: page_ext is allocated" grep -qE 'allocated [1-9][0-9]* bytes of page_ext' <<< "$d"
+		check "$name: the boot log gives the fallback, the index width and the reason" \
+			grep -qE 'alloc_tag: page tags in page_ext: a 16-bit index, 2 bytes a page; .*: [a-z]' <<< "$d"
+		eq "$name: debugfs reports a 2-byte index in page_ext" 2 "$(field page_ext_index_bytes "$st")"
+		# 2 bytes for every page of every memory section (128 MiB,
+		# 32768 pages on x86_64) that holds System RAM in /proc/iomem.
+		local sections pages want
+		sections=$(section memory "$f" | while IFS='- ' read -r a b _; do
+			for ((x = 16#$a >> 27; x <= 16#$b >> 27; x++)); do echo "$x"; done
+		done | sort -u | wc -l)
+		pages=$((sections * 32768))
+		want=$((2 * pages))
+		eq "$name: page_ext takes 2 bytes a page: $want bytes for $pages pages" "$want" \
+			"$(sed -n 's/.*allocated \([0-9]*\) bytes of page_ext.*/\1/p' <<< "$d")"
 	fi
 	check "$name: no warning or oops before the module tests" bash -c "! grep -qE 'WARNING|BUG:|Oops' <<< \"\$1\"" _ "$d"
 
@@ -79,35 +92,29 @@ check_mode() { # NAME APPEND WANT-COMPRESSED
 	eq "$name: both sites are back to 0 bytes, 0 calls after the free" "0 0
 0 0" "$( { tag_line "$freed" "$line0"; tag_line "$freed" "$lineN"; } | awk '{ print $1, $2 }')"
 
-	if [ "$want" = 1 ]; then
-		local pt
-		pt=$(section page-tags-boot "$f")
-		[ "$(field distinct_kernel_tags "$pt")" -gt 0 ] 2> /dev/null &&
-			ok "$name: page_tags finds kernel tags holding pages after boot" ||
-			fail "$name: page_tags finds kernel tags holding pages after boot" "$pt"
-		echo "#   info: $name: after boot, $(field distinct_tags "$pt") tags hold $(field tagged_allocations "$pt") page allocations"
-		eq "$name: with pftag_pages loaded, its 2 call sites are the only module tags on pages" \
-			2 "$(field distinct_module_tags "$(section page-tags-loaded "$f")")"
-		eq "$name: after the free, no module tag is on a page" \
-			0 "$(field distinct_module_tags "$(section page-tags-freed "$f")")"
-		pt=$(section page-tags-end "$f")
-		echo "#   info: $name: after the tests, $(field distinct_tags "$pt") tags hold $(field tagged_allocations "$pt") page allocations"
-	else
-		check "$name: page_tags says there is nothing to scan" grep -q 'nothing to scan' <<< "$(section page-tags-boot "$f")"
-	fi
+	local pt
+	pt=$(section page-tags-boot "$f")
+	[ "$(field distinct_kernel_tags "$pt")" -gt 0 ] 2> /dev/null &&
+		ok "$name: page_tags finds kernel tags holding pages after boot" ||
+		fail "$name: page_tags finds kernel tags holding pages after boot" "$pt"
+	echo "#   info: $name: after boot, $(field distinct_tags "$pt") tags hold $(field tagged_allocations "$pt") page allocations"
+	eq "$name: with pftag_pages loaded, its 2 call sites are the only module tags on pages" \
+		2 "$(field distinct_module_tags "$(section page-tags-loaded "$f")")"
+	eq "$name: after the free, no module tag is on a page" \
+		0 "$(field distinct_module_tags "$(section page-tags-freed "$f")")"
+	pt=$(section page-tags-end "$f")
+	echo "#   info: $name: after the tests, $(field distinct_tags "$pt") tags hold $(field tagged_allocations "$pt") page allocations"
 
-	if [ "$want" = 1 ]; then
-		local used0 used1 used2 held
-		used0=$(field module_indices_used "$st")
-		used1=$(field module_indices_used "$(section after-rmmod "$f")")
-		eq "$name: unloading releases the module's indices" "$used0" "$used1"
-		held=$(field module_indices_held_by_unloaded "$(section live-unload "$f")")
-		[ "${held:-0}" -gt 0 ] && ok "$name: unloading with live pages keeps the indices ($held held)" ||
-			fail "$name: unloading with live pages keeps the indices" "held: '$held'"
-		used2=$(field module_indices_used "$(section cycles "$f")")
-		eq "$name: 20 load/unload cycles leave the indices in use unchanged" \
-			"$(field module_indices_used "$(section live-unload "$f")")" "$used2"
-	fi
+	local used0 used1 used2 held
+	used0=$(field module_indices_used "$st")
+	used1=$(field module_indices_used "$(section after-rmmod "$f")")
+	eq "$name: unloading releases the module's indices" "$used0" "$used1"
+	held=$(field module_indices_held_by_unloaded "$(section live-unload "$f")")
+	[ "${held:-0}" -gt 0 ] && ok "$name: unloading with live pages keeps the indices ($held held)" ||
+		fail "$name: unloading with live pages keeps the indices" "held: '$held'"
+	used2=$(field module_indices_used "$(section cycles "$f")")
+	eq "$name: 20 load/unload cycles leave the indices in use unchanged" \
+		"$(field module_indices_used "$(section live-unload "$f")")" "$used2"
 	check "$name: unloading with live pages warns and names the module" \
 		grep -q 'pftag_pages.*allocated at module unload' <<< "$(section live-unload-dmesg "$f")"
 	local neg
