@@ -125,7 +125,7 @@ numbered() {
 # Two instances at once, one a vCPU, started together once both are
 # pinned: ARGS are marker-loop's after the CPU.
 both() {
-	echo "export MARKER_GO=/tmp/go; /marker-loop 0 $1 & /marker-loop 1 $1 & sleep 1; touch /tmp/go; wait"
+	echo "export MARKER_GO=/tmp/go; : > /tmp/go; /marker-loop 0 $1 & /marker-loop 1 $1 & sleep 1; echo go > /tmp/go; wait"
 }
 
 # 1. Exact counts, -icount: the guest's clock counts instructions, so the
