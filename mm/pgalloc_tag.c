@@ -473,6 +473,25 @@ void __pgalloc_tag_forget(struct page *page)
 }
 
 /*
+ * A page's index, wherever it is kept; reads, never writes. A page without
+ * page_ext has no tag, and reads as untagged on purpose: no debug check.
+ */
+static inline unsigned long page_tag_idx_peek(struct page *page)
+{
+	struct page_ext *page_ext;
+	unsigned long idx;
+
+	if (alloc_tag_in_page_flags())
+		return pgalloc_tag_idx_read(page);
+	page_ext = page_ext_get(page);
+	if (!page_ext)
+		return ALLOC_TAG_IDX_EMPTY;
+	idx = pgalloc_tag_ext_idx_read(page_ext);
+	page_ext_put(page_ext);
+	return idx;
+}
+
+/*
  * __pgalloc_tag_get - the tag a page is charged to, NULL if none
  *
  * Reads the page's tag and writes nothing. A page untagged on purpose has
@@ -480,18 +499,7 @@ void __pgalloc_tag_forget(struct page *page)
  */
 struct alloc_tag *__pgalloc_tag_get(struct page *page)
 {
-	unsigned long idx;
-
-	if (alloc_tag_in_page_flags()) {
-		idx = pgalloc_tag_idx_read(page);
-	} else {
-		struct page_ext *page_ext = page_ext_get(page);
-
-		if (!page_ext)
-			return NULL;
-		idx = pgalloc_tag_ext_idx_read(page_ext);
-		page_ext_put(page_ext);
-	}
+	unsigned long idx = page_tag_idx_peek(page);
 
 	if (idx >= ALLOC_TAG_IDX_FIRST)
 		return alloc_tag_from_idx(idx);
@@ -521,22 +529,6 @@ static int storage_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(storage);
-
-/* A page's index, wherever it is kept; for the scan below. */
-static unsigned long page_tag_idx_peek(struct page *page)
-{
-	struct page_ext *page_ext;
-	unsigned long idx;
-
-	if (alloc_tag_in_page_flags())
-		return pgalloc_tag_idx_read(page);
-	page_ext = page_ext_get(page);
-	if (!page_ext)
-		return ALLOC_TAG_IDX_NONE;
-	idx = pgalloc_tag_ext_idx_read(page_ext);
-	page_ext_put(page_ext);
-	return idx;
-}
 
 /*
  * Which tags hold pages right now: every online page is read once. Only a
