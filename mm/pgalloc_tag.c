@@ -36,6 +36,7 @@
 #include <linux/debugfs.h>
 #include <linux/init.h>
 #include <linux/kernel.h>
+#include <linux/memblock.h>
 #include <linux/mm.h>
 #include <linux/pgalloc_tag.h>
 #include <linux/seq_file.h>
@@ -91,6 +92,17 @@ static unsigned long unindexed_tags;		/* tags loaded without an index */
 static unsigned long unindexed_module_loads;	/* loads with such tags */
 static atomic_long_t unindexed_allocs;		/* page allocations not charged */
 static atomic_long_t unindexed_pages;
+
+/*
+ * Debug builds: the indices that were ever stored in a page, a bit each,
+ * for the count of tags that allocated pages since boot (page_tags). A
+ * module index set here and released at unload is counted in
+ * paged_idx_released and cleared, so that the next module's tag that
+ * gets it is counted on its own.
+ */
+static unsigned long *paged_idx __ro_after_init;
+static unsigned long paged_idx_nbits __ro_after_init;
+static unsigned long paged_idx_released;	/* under mod_lock */
 
 static int __init setup_idx_bits(char *str)
 {
@@ -186,6 +198,15 @@ void __init alloc_tag_storage_init(void)
 		tag->idx = ALLOC_TAG_IDX_FIRST + (tag - __start_alloc_tags);
 	alloc_tag_kernel_idx_end = ALLOC_TAG_IDX_FIRST + kernel_tags;
 	alloc_tag_module_space = min(capacity - kernel_tags, MODULE_IDX_MAX);
+
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
+		unsigned long nbits = alloc_tag_kernel_idx_end + alloc_tag_module_space;
+
+		paged_idx = memblock_alloc(BITS_TO_LONGS(nbits) * sizeof(long),
+					   SMP_CACHE_BYTES);
+		if (paged_idx)
+			paged_idx_nbits = nbits;
+	}
 
 	if (!storage_reason) {
 		pr_info("page tags in page flags: %u spare bits, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu; no page_ext for tags\n",
@@ -316,6 +337,8 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 			module_idx_held++;
 			continue;
 		}
+		if (idx < paged_idx_nbits && test_and_clear_bit(idx, paged_idx))
+			paged_idx_released++;
 		n = idx - alloc_tag_kernel_idx_end;
 		leaf = alloc_tag_module_table[n >> MODULE_IDX_LEAF_SHIFT];
 		WRITE_ONCE(leaf[n & (MODULE_IDX_LEAF - 1)], NULL);
@@ -331,6 +354,14 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 		WRITE_ONCE(tags[i].idx, ALLOC_TAG_IDX_NONE);
 		module_idx_used--;
 	}
+}
+
+/* Debug builds: note that the tag of index @idx allocated a page. */
+static __always_inline void note_paged_idx(unsigned long idx)
+{
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
+	    idx < paged_idx_nbits && !test_bit(idx, paged_idx))
+		set_bit(idx, paged_idx);
 }
 
 /*
@@ -389,6 +420,7 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 	}
 	this_cpu_inc(tag->counters->calls);
 	this_cpu_add(tag->counters->bytes, PAGE_SIZE * nr);
+	note_paged_idx(idx);
 }
 
 void __pgalloc_tag_add(struct page *page, struct task_struct *task,
@@ -531,6 +563,30 @@ static int storage_show(struct seq_file *m, void *v)
 DEFINE_SHOW_ATTRIBUTE(storage);
 
 /*
+ * How many tags allocated at least one page since boot: what an index
+ * handed out on a tag's first page allocation, instead of to every tag at
+ * boot, would need room for. Counted by debug builds only (a test on every
+ * page allocation); the figure is exact but for a racing first allocation.
+ */
+static void page_tags_since_boot_show(struct seq_file *m)
+{
+	unsigned long kernel, module;
+
+	if (!paged_idx) {
+		seq_puts(m, "tags_with_pages_since_boot: not counted (needs CONFIG_MEM_ALLOC_PROFILING_DEBUG)\n");
+		return;
+	}
+	alloc_tag_lock_module_list(true);
+	kernel = bitmap_weight(paged_idx, alloc_tag_kernel_idx_end);
+	module = bitmap_weight(paged_idx, paged_idx_nbits) - kernel +
+		 paged_idx_released;
+	alloc_tag_lock_module_list(false);
+	seq_printf(m, "tags_with_pages_since_boot: %lu\n", kernel + module);
+	seq_printf(m, "kernel_tags_with_pages_since_boot: %lu\n", kernel);
+	seq_printf(m, "module_tags_with_pages_since_boot: %lu\n", module);
+}
+
+/*
  * Which tags hold pages right now: every online page is read once. Only a
  * page that starts an allocation (or a piece of a split one) carries a
  * tag, so tagged_allocations counts live page allocations. Racy against
@@ -574,6 +630,7 @@ static int page_tags_show(struct seq_file *m, void *v)
 	seq_printf(m, "distinct_tags: %lu\n", kernel + module);
 	seq_printf(m, "distinct_kernel_tags: %lu\n", kernel);
 	seq_printf(m, "distinct_module_tags: %lu\n", module);
+	page_tags_since_boot_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(page_tags);

@@ -8,6 +8,7 @@ mkdir -p "$BUILD"
 # package: what needs it
 pkgs=(
 	linux-source-6.12	# the kernel source the series applies to
+	linux-config-6.12	# Debian's kernel configs: the distribution layouts are checked against them
 	build-essential		# gcc, make
 	flex bison bc		# kbuild
 	libelf-dev libssl-dev	# objtool, sign-file

@@ -77,3 +77,37 @@ site_line() {
 
 # tag_line TEXT LINE: the allocinfo line of pftag_pages.c:LINE in TEXT.
 tag_line() { awk -v l="pftag_pages.c:$2" '$3 ~ "/" l "$" || $3 == l' <<< "$1"; }
+
+# Distribution layouts of page->flags (scripts/config/layout-*.config)
+# that some boot tests run on too, each a debug build of its own: "debian"
+# (Debian's amd64 layout, 1 spare bit) by default; LAYOUTS="debian nine"
+# adds the 9-bit layout, one more kernel build (about 8 minutes cold),
+# which `make test` leaves out to stay well inside CI's time.
+LAYOUTS=${LAYOUTS-debian}
+DEBIAN_CONFIG=${DEBIAN_CONFIG:-/usr/src/linux-config-6.12/config.amd64_none_amd64.xz}
+
+# layout_frags L: the fragments of layout L's build, after "profiling".
+layout_frags() {
+	case $1 in
+	debian) echo "debug layout-debian" ;;
+	nine) echo "debug layout-debian layout-nine" ;;
+	*) echo "unknown layout '$1' (LAYOUTS takes: debian nine)" >&2; return 1 ;;
+	esac
+}
+# layout_id L: the build (scripts/build.sh) of layout L.
+layout_id() { echo "profiling+$(layout_frags "$1" | tr ' ' '+')"; }
+# layout_real L: scripts/page-flags-layout.sh's arguments for the real
+# configuration layout L stands for.
+layout_real() {
+	case $1 in
+	debian) echo "-c $DEBIAN_CONFIG" ;;
+	nine) echo "-c $DEBIAN_CONFIG -s CONFIG_MAXSMP=n -s CONFIG_NR_CPUS=512 -s CONFIG_NODES_SHIFT=6" ;;
+	esac
+}
+# build_layout L: build layout L's kernel and initramfs (a no-op when
+# built); prints the end of the output on failure.
+build_layout() {
+	local out
+	out=$(FRAGMENTS=$(layout_frags "$1") "$TOP/scripts/build.sh" profiling 2>&1 &&
+		"$TOP/scripts/initramfs.sh" "$(layout_id "$1")" 2>&1) || { tail -20 <<< "$out"; return 1; }
+}

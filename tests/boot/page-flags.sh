@@ -8,7 +8,11 @@
 # bytes and calls at their file:line and go back to zero when freed;
 # page_tags finds the tags on pages; unloading with live pages and 20
 # load/unload cycles leak no index. The /proc/allocinfo of the two
-# storage modes is then compared whole.
+# storage modes is then compared whole. The same checks run on the debug
+# build of each distribution layout in LAYOUTS (tests/lib.sh), which must
+# choose page_ext by itself, report the spare bits of the real config it
+# stands for, keep the debug checks silent, and count the tags that
+# allocated pages since boot.
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/page-flags
 mkdir -p "$o"
@@ -52,9 +56,9 @@ echo '== allocinfo'; cat /proc/allocinfo
 echo '== end'
 "
 
-check_mode() { # NAME APPEND WANT-COMPRESSED
-	local name=$1 append=$2 want=$3 out=$o/$1 f st d
-	guest profiling "$out" "$append" "$script" || return
+check_mode() { # NAME APPEND WANT-COMPRESSED [KERNEL]
+	local name=$1 append=$2 want=$3 kernel=${4:-profiling} out=$o/$1 f st d
+	guest "$kernel" "$out" "$append" "$script" || return
 	f=$out/out.log
 	eq "$name: /proc/sys/vm/mem_profiling_compressed" "$want" "$(section compressed "$f")"
 	st=$(section storage "$f")
@@ -125,6 +129,43 @@ check_mode() { # NAME APPEND WANT-COMPRESSED
 check_mode flags "" 1
 check_mode page_ext "sysctl.vm.mem_profiling=1,page_ext" 0
 check_mode capped "mem_profiling_idx_bits=8" 0
+
+# The distribution layouts (LAYOUTS, tests/lib.sh): their debug builds
+# fall back to page_ext by themselves, with the spare bits of the real
+# config each stands for, and pass the same checks.
+for l in $LAYOUTS; do
+	name=layout-$l
+	if ! err=$(build_layout "$l"); then
+		fail "$name: the layout's debug build builds" "$err"
+		continue
+	fi
+	check_mode "$name" "" 0 "$(layout_id "$l")"
+	f=$o/$name/out.log
+	[ -s "$f" ] || continue
+	# shellcheck disable=SC2046 # layout_real gives several arguments
+	spare=$("$TOP/scripts/page-flags-layout.sh" $(layout_real "$l") | awk '$1 == "spare" { print $2 }')
+	eq "$name: debugfs reports the spare bits of the real config ($spare)" "$spare" \
+		"$(field spare_bits "$(section storage "$f")")"
+	check "$name: the boot log says page_ext, the index, $spare spare bits and why" \
+		grep -qE "alloc_tag: page tags in page_ext: a 16-bit index, 2 bytes a page; $spare spare bits in page flags, .*: kernel tags plus module headroom exceed the capacity" \
+		<<< "$(section dmesg "$f")"
+	c=$o/$name/console.log
+	eq "$name: no debug check fired" "" \
+		"$(grep -E 'alloc_tag was not|current->alloc_tag not set' "$c")"
+	eq "$name: the only warning is the one the live unload asks for" \
+		"$(grep -c 'allocated at module unload' "$c")" "$(grep -c 'WARNING:' "$c")"
+	# bytes, calls, file name (the build directory differs), tag
+	mod_lines() { section loaded "$1" | awk '{ sub(".*/", "", $3); print }'; }
+	eq "$name: the test module's lines equal page-flags mode's" \
+		"$(mod_lines "$o/flags/out.log")" "$(mod_lines "$f")"
+	b=$(field tags_with_pages_since_boot "$(section page-tags-boot "$f")")
+	e=$(field tags_with_pages_since_boot "$(section page-tags-end "$f")")
+	[ "${b:-0}" -gt 0 ] 2> /dev/null && [ "${e:-0}" -ge "$b" ] &&
+		ok "$name: the debug build counts tags with pages since boot ($b after boot, $e after the tests)" ||
+		fail "$name: the debug build counts tags with pages since boot" "after boot: '$b', at the end: '$e'"
+	pb=$(section page-tags-boot "$f") pe=$(section page-tags-end "$f")
+	echo "#   info: $name: tags that allocated pages since boot: after boot $(field kernel_tags_with_pages_since_boot "$pb") kernel + $(field module_tags_with_pages_since_boot "$pb") module tags; after the module tests (22 loads of pftag_pages, 2 sites each) $(field kernel_tags_with_pages_since_boot "$pe") + $(field module_tags_with_pages_since_boot "$pe"); of $(field kernel_tags "$(section storage "$f")") kernel tags"
+done
 
 # Whole-file comparison of the two storage modes after the same workload.
 a=$(section allocinfo-loaded "$o/flags/out.log")

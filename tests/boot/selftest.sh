@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The alloc_tag kselftest (tests/selftests/alloc_tag) in both storage
-# modes, on a 2-node guest (migration between nodes), each of its TAP
+# modes, and on the debug build of each distribution layout in LAYOUTS
+# (tests/lib.sh), on a 2-node guest (migration between nodes), each of its TAP
 # results reported here with the mode. Before the suite, each boot runs
 # the same deterministic workload of pftag_ops: its lines must show the
 # bytes and calls derived below in both modes, and the two
@@ -39,6 +40,7 @@ done
 script="
 C=/sys/kernel/debug/pftag_ops/ctl
 echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
+echo '== page-tags-start'; cat /sys/kernel/debug/alloc_tag/page_tags
 insmod /opt/pftag/modules/pftag_ops.ko
 $cmds
 echo 'release shared' > \$C
@@ -49,6 +51,7 @@ echo '== selftest'
 ALLOC_TAG_STRESS=$stress /opt/pftag/bin/alloc_tag_test
 echo \"== selftest-rc\"; echo \$?
 echo '== allocinfo-end'; cat /proc/allocinfo
+echo '== page-tags-end'; cat /sys/kernel/debug/alloc_tag/page_tags
 echo '== end'
 "
 
@@ -79,17 +82,26 @@ report() {
 	[ "$n" -gt 0 ] || fail "$mode: the suite printed TAP results" "$(tail -20 "$tap")"
 }
 
-for mode in flags page_ext; do
-	append=""
-	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
-	if ! err=$("$TOP/scripts/boot.sh" -k profiling -m 1G -n 2 -c 2 -t 1200 -o "$o/$mode" -q \
-		-a "$append" "$script" 2>&1); then
+# Runs: NAME KERNEL STORAGE [APPEND]; the distribution layouts' debug
+# builds (LAYOUTS, tests/lib.sh) choose page_ext by themselves.
+runs=("flags profiling page" "page_ext profiling page_ext sysctl.vm.mem_profiling=1,page_ext")
+for l in $LAYOUTS; do
+	if err=$(build_layout "$l"); then
+		runs+=("layout-$l $(layout_id "$l") page_ext")
+	else
+		fail "layout-$l: the layout's debug build builds" "$err"
+	fi
+done
+
+for run in "${runs[@]}"; do
+	read -r mode kernel storage append <<< "$run"
+	if ! err=$("$TOP/scripts/boot.sh" -k "$kernel" -m 1G -n 2 -c 2 -t 1200 -o "$o/$mode" -q \
+		-a "${append:-}" "$script" 2>&1); then
 		fail "$mode: the 2-node guest runs the suite to the end" "$err"
 		continue
 	fi
 	f=$o/$mode/out.log
-	eq "$mode: storage" "$([ $mode = flags ] && echo page || echo page_ext)" \
-		"$(field storage "$(section storage "$f")")"
+	eq "$mode: storage" "$storage" "$(field storage "$(section storage "$f")")"
 	section allocinfo-workload "$f" > "$o/$mode.allocinfo"
 	section allocinfo-freed "$f" > "$o/$mode.freed"
 	for func in "${!want_bytes[@]}"; do
@@ -110,6 +122,25 @@ for mode in flags page_ext; do
 	section selftest "$f" > "$o/$mode.tap"
 	report "$mode" "$o/$mode.tap"
 	grep -E '^# (Totals|PASSED|FAILED)' "$o/$mode.tap" | sed "s/^# /#   info: $mode: /"
+	if [[ $kernel == *+debug* ]]; then
+		# Expected warnings: x86's topology check at boot (QEMU's two
+		# nodes interleave the CPUs), and the suite's unloads of
+		# pftag_ops with live pages ("allocated at module unload").
+		eq "$mode: no debug check fired, no other warning" "" \
+			"$(grep -E 'alloc_tag was not|current->alloc_tag not set|WARNING:|BUG:' "$o/$mode/console.log" |
+				grep -vE 'smpboot.c:[0-9]+ topology_sane|lib/alloc_tag.c:[0-9]+ alloc_tag_module_unload')"
+		pb=$(section page-tags-start "$f") pe=$(section page-tags-end "$f")
+		echo "#   info: $mode: tags that allocated pages since boot: after boot $(field kernel_tags_with_pages_since_boot "$pb") kernel + $(field module_tags_with_pages_since_boot "$pb") module tags; after the workload, the suite and its ${stress} s stress phase $(field kernel_tags_with_pages_since_boot "$pe") + $(field module_tags_with_pages_since_boot "$pe"); of $(field kernel_tags "$(section storage "$f")") kernel tags"
+	fi
+done
+
+# The same workload gives every test tag the same values on each layout.
+for l in $LAYOUTS; do
+	[ -s "$o/layout-$l.allocinfo" ] && [ -s "$o/flags.allocinfo" ] || continue
+	# bytes, calls, file name (the build directory differs), tag
+	ops_lines() { awk '$4 == "[pftag_ops]" { sub(".*/", "", $3); print }' "$1"; }
+	eq "layout-$l: every pftag_ops line equals page-flags mode's" \
+		"$(ops_lines "$o/flags.allocinfo")" "$(ops_lines "$o/layout-$l.allocinfo")"
 done
 
 # Cross-mode equivalence after the same workload.
