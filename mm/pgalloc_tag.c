@@ -573,7 +573,10 @@ static void page_tags_since_boot_show(struct seq_file *m)
 	unsigned long kernel, module;
 
 	if (!paged_idx) {
-		seq_puts(m, "tags_with_pages_since_boot: not counted (needs CONFIG_MEM_ALLOC_PROFILING_DEBUG)\n");
+		seq_printf(m, "tags_with_pages_since_boot: not counted (%s)\n",
+			   IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) ?
+			   "no memory for its bitmap at boot" :
+			   "needs CONFIG_MEM_ALLOC_PROFILING_DEBUG");
 		return;
 	}
 	alloc_tag_lock_module_list(true);
