@@ -14,7 +14,8 @@ export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
-	@echo 'make test         every test; prints "N passed, N failed", non-zero on failure'
+	@echo 'make test         every test; prints "N passed, N failed", non-zero on failure;'
+	@echo '                  LAYOUTS="debian nine" adds the 9-bit page->flags layout (one more build)'
 	@echo 'make boot CMD=... run CMD in a guest; APPEND= MEM= CPUS= NUMA= TIMEOUT= ICOUNT=1'
 	@echo '                  CONFIG= FRAGMENTS= select the kernel (default: profiling)'
 	@echo 'make build        configure and build CONFIG (profiling|baseline) + FRAGMENTS'
