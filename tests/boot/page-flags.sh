@@ -164,7 +164,7 @@ for l in $LAYOUTS; do
 		ok "$name: the debug build counts tags with pages since boot ($b after boot, $e after the tests)" ||
 		fail "$name: the debug build counts tags with pages since boot" "after boot: '$b', at the end: '$e'"
 	pb=$(section page-tags-boot "$f") pe=$(section page-tags-end "$f")
-	echo "#   info: $name: tags that allocated pages since boot: after boot $(field kernel_tags_with_pages_since_boot "$pb") kernel + $(field module_tags_with_pages_since_boot "$pb") module tags; after the module tests (22 loads of pftag_pages, 2 sites each) $(field kernel_tags_with_pages_since_boot "$pe") + $(field module_tags_with_pages_since_boot "$pe"); of $(field kernel_tags "$(section storage "$f")") kernel tags"
+	echo "#   info: $name: tags that allocated pages since boot: after boot $(field kernel_tags_with_pages_since_boot "$pb") kernel + $(field module_tags_with_pages_since_boot "$pb") module tags; after the module tests (22 loads of pftag_pages) $(field kernel_tags_with_pages_since_boot "$pe") + $(field module_tags_with_pages_since_boot "$pe"); of $(field kernel_tags "$(section storage "$f")") kernel tags"
 done
 
 # Whole-file comparison of the two storage modes after the same workload.
