@@ -107,7 +107,8 @@ layout_real() {
 # build_layout L: build layout L's kernel and initramfs (a no-op when
 # built); prints the end of the output on failure.
 build_layout() {
-	local out
-	out=$(FRAGMENTS=$(layout_frags "$1") "$TOP/scripts/build.sh" profiling 2>&1 &&
+	local out frags
+	frags=$(layout_frags "$1" 2>&1) || { echo "$frags"; return 1; }
+	out=$(FRAGMENTS=$frags "$TOP/scripts/build.sh" profiling 2>&1 &&
 		"$TOP/scripts/initramfs.sh" "$(layout_id "$1")" 2>&1) || { tail -20 <<< "$out"; return 1; }
 }
