@@ -78,6 +78,19 @@ site_line() {
 # tag_line TEXT LINE: the allocinfo line of pftag_pages.c:LINE in TEXT.
 tag_line() { awk -v l="pftag_pages.c:$2" '$3 ~ "/" l "$" || $3 == l' <<< "$1"; }
 
+# Warnings a guest shows that are not the profiling's: x86's topology
+# check at boot, when QEMU's two nodes interleave the CPUs.
+QEMU_TOPOLOGY_WARNING='smpboot.c:[0-9]+ topology_sane'
+
+# debug_reports CONSOLE-LOG [EXPECTED-ERE]: what the debug checks of
+# CONFIG_MEM_ALLOC_PROFILING_DEBUG said in a guest's console log, and every
+# warning and BUG, but the lines matching EXPECTED-ERE (warnings a test
+# provokes on purpose, or QEMU_TOPOLOGY_WARNING).
+debug_reports() {
+	grep -E 'alloc_tag was not|current->alloc_tag not set|WARNING|BUG:' "$1" |
+		grep -vE "${2:-^$}"
+}
+
 # Distribution layouts of page->flags (scripts/config/layout-*.config)
 # that some boot tests run on too, each a debug build of its own: "debian"
 # (Debian's amd64 layout, 1 spare bit) by default; LAYOUTS="debian nine"

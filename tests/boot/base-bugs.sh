@@ -80,6 +80,6 @@ for mode in flags page_ext; do
 	eq "$mode: freed with an extra reference held, they are back to 0 bytes, 0 calls" "0 0" \
 		"$(tag_line "$(section freed "$f")" "$lineN" | awk '{ print $1, $2 }')"
 	eq "$mode: no debug warning for the tail chunks" "" \
-		"$(grep -E 'alloc_tag was not|WARNING' "$o/shared-$mode/console.log")"
+		"$(debug_reports "$o/shared-$mode/console.log")"
 done
 done_testing

@@ -38,7 +38,6 @@ for mode in flags page_ext; do
 		"$(tag_line "$l" "$line0" | awk '{ print $1, $2 }')"
 	eq "$mode: pftag_pages.c:$lineN has $wantN (bytes calls)" "$wantN" \
 		"$(tag_line "$l" "$lineN" | awk '{ print $1, $2 }')"
-	w=$(grep -E 'alloc_tag was not|current->alloc_tag not set|WARNING' "$o/$mode/console.log")
-	eq "$mode: no debug check fired" "" "$w"
+	eq "$mode: no debug check fired" "" "$(debug_reports "$o/$mode/console.log")"
 done
 done_testing

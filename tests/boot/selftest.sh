@@ -123,12 +123,11 @@ for run in "${runs[@]}"; do
 	report "$mode" "$o/$mode.tap"
 	grep -E '^# (Totals|PASSED|FAILED)' "$o/$mode.tap" | sed "s/^# /#   info: $mode: /"
 	if [[ $kernel == *+debug* ]]; then
-		# Expected warnings: x86's topology check at boot (QEMU's two
-		# nodes interleave the CPUs), and the suite's unloads of
-		# pftag_ops with live pages ("allocated at module unload").
+		# Expected warnings: QEMU's topology one, and the suite's
+		# unloads of pftag_ops with live pages.
 		eq "$mode: no debug check fired, no other warning" "" \
-			"$(grep -E 'alloc_tag was not|current->alloc_tag not set|WARNING:|BUG:' "$o/$mode/console.log" |
-				grep -vE 'smpboot.c:[0-9]+ topology_sane|lib/alloc_tag.c:[0-9]+ alloc_tag_module_unload')"
+			"$(debug_reports "$o/$mode/console.log" \
+				"$QEMU_TOPOLOGY_WARNING|lib/alloc_tag.c:[0-9]+ alloc_tag_module_unload")"
 		pb=$(section page-tags-start "$f") pe=$(section page-tags-end "$f")
 		echo "#   info: $mode: tags that allocated pages since boot: after boot $(field kernel_tags_with_pages_since_boot "$pb") kernel + $(field module_tags_with_pages_since_boot "$pb") module tags; after the workload, the suite and its ${stress} s stress phase $(field kernel_tags_with_pages_since_boot "$pe") + $(field module_tags_with_pages_since_boot "$pe"); of $(field kernel_tags "$(section storage "$f")") kernel tags"
 	fi
