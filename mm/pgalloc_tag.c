@@ -69,7 +69,6 @@ static unsigned int idx_bits __ro_after_init;
 static unsigned long idx_capacity __ro_after_init;
 static unsigned long kernel_tags __ro_after_init;
 static unsigned long boot_headroom __ro_after_init;
-static unsigned int page_ext_idx_bits __ro_after_init;	/* 0: page flags */
 
 /* Size of the module index space. */
 unsigned long alloc_tag_module_space __ro_after_init;
@@ -184,11 +183,12 @@ void __init alloc_tag_storage_init(void)
 		 * has). need_page_alloc_tagging() asks page_ext for the slot
 		 * later in boot.
 		 */
-		page_ext_idx_bits = idx_fits(alloc_tag_idx_capacity(16)) ? 16 : 32;
-		if (page_ext_idx_bits == 32)
+		page_alloc_tagging_ops.size =
+			idx_fits(alloc_tag_idx_capacity(16)) ? sizeof(u16) : sizeof(u32);
+		if (page_alloc_tagging_ops.size == sizeof(u32))
 			static_branch_enable(&alloc_tag_page_ext_wide);
-		page_alloc_tagging_ops.size = page_ext_idx_bits / BITS_PER_BYTE;
-		capacity = alloc_tag_idx_capacity(page_ext_idx_bits);
+		capacity = alloc_tag_idx_capacity(page_alloc_tagging_ops.size *
+						  BITS_PER_BYTE);
 	} else {
 		static_branch_enable(&alloc_tag_page_flags);
 		capacity = idx_capacity;
@@ -214,8 +214,9 @@ void __init alloc_tag_storage_init(void)
 			alloc_tag_module_space, module_headroom);
 		return;
 	}
-	pr_info("page tags in page_ext: a %u-bit index, %zu bytes a page; %u spare bits in page flags, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu: %s\n",
-		page_ext_idx_bits, page_alloc_tagging_ops.size, ALLOC_TAG_IDX_WIDTH,
+	pr_info("page tags in page_ext: a %zu-bit index, %zu bytes a page; %u spare bits in page flags, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu: %s\n",
+		page_alloc_tagging_ops.size * BITS_PER_BYTE,
+		page_alloc_tagging_ops.size, ALLOC_TAG_IDX_WIDTH,
 		idx_bits, idx_capacity, kernel_tags, alloc_tag_module_space,
 		module_headroom, storage_reason);
 	if (storage_request == ALLOC_TAG_STORAGE_PAGE_FLAGS)
@@ -356,6 +357,14 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 	}
 }
 
+/* Debug builds: a page about to get @tag must carry no tag (index @old). */
+static inline void alloc_tag_idx_add_check(unsigned long old, struct alloc_tag *tag)
+{
+	union codetag_ref ref = { .ct = alloc_tag_idx_to_ct(old) };
+
+	alloc_tag_add_check(&ref, tag);
+}
+
 /* Debug builds: note that the tag of index @idx allocated a page. */
 static __always_inline void note_paged_idx(unsigned long idx)
 {
@@ -398,21 +407,12 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 		return;
 	}
 	if (page_ext) {
-		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
-			union codetag_ref old = {
-				.ct = alloc_tag_idx_to_ct(pgalloc_tag_ext_idx_read(page_ext)),
-			};
-
-			alloc_tag_add_check(&old, tag);
-		}
+		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
+			alloc_tag_idx_add_check(pgalloc_tag_ext_idx_read(page_ext), tag);
 		pgalloc_tag_ext_idx_write(page_ext, idx);
 	} else if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
 		   pgalloc_tag_idx_read(page)) {
-		union codetag_ref old = {
-			.ct = alloc_tag_idx_to_ct(pgalloc_tag_idx_read(page)),
-		};
-
-		alloc_tag_add_check(&old, tag);
+		alloc_tag_idx_add_check(pgalloc_tag_idx_read(page), tag);
 		pgalloc_tag_idx_write(page, idx);
 	} else {
 		atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT,
@@ -542,7 +542,8 @@ struct alloc_tag *__pgalloc_tag_get(struct page *page)
 static int storage_show(struct seq_file *m, void *v)
 {
 	seq_printf(m, "storage: %s\n", storage_name());
-	seq_printf(m, "page_ext_index_bytes: %u\n", page_ext_idx_bits / BITS_PER_BYTE);
+	/* 0 in page-flags storage: page_ext is not asked for a slot. */
+	seq_printf(m, "page_ext_index_bytes: %zu\n", page_alloc_tagging_ops.size);
 	seq_printf(m, "fallback_reason: %s\n", storage_reason ?: "none");
 	seq_printf(m, "spare_bits: %u\n", ALLOC_TAG_IDX_WIDTH);
 	seq_printf(m, "usable_bits: %u\n", idx_bits);
