@@ -374,8 +374,9 @@ static __always_inline void note_paged_idx(unsigned long idx)
 }
 
 /*
- * Charge @tag for a page fresh from the allocator, and give the page the
- * tag's index: in page_ext if @page_ext is set, else in page->flags.
+ * Charge @tag for the 2^@order pages at @page, fresh from the allocator,
+ * and give the page the tag's index: in page_ext if @page_ext is set,
+ * else in page->flags.
  *
  * Every page enters the free lists with index 0 (free_pages_prepare()
  * clears it, or __pgalloc_tag_sub() in page_ext; struct pages and page_ext
@@ -388,8 +389,9 @@ static __always_inline void note_paged_idx(unsigned long idx)
 static __always_inline void pgalloc_tag_add_idx(struct page *page,
 						struct page_ext *page_ext,
 						struct alloc_tag *tag,
-						unsigned int nr)
+						unsigned int order)
 {
+	struct alloc_tag_counters __percpu *counters;
 	unsigned long idx;
 
 	if (unlikely(!tag)) {
@@ -403,7 +405,7 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 	 * counted, and charged to no tag.
 	 */
 	if (unlikely(idx == ALLOC_TAG_IDX_NONE)) {
-		alloc_tag_count_unindexed(nr);
+		alloc_tag_count_unindexed(1U << order);
 		return;
 	}
 	if (page_ext) {
@@ -418,23 +420,34 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 		atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT,
 			       (atomic_long_t *)&page->flags);
 	}
-	this_cpu_inc(tag->counters->calls);
-	this_cpu_add(tag->counters->bytes, PAGE_SIZE * nr);
+	/*
+	 * One load of the counters' address: the per-CPU operations are
+	 * asm statements that clobber memory, and tag->counters would be
+	 * loaded again after the first.
+	 */
+	counters = tag->counters;
+	this_cpu_inc(counters->calls);
+	this_cpu_add(counters->bytes, PAGE_SIZE << order);
 	note_paged_idx(idx);
 }
 
-void __pgalloc_tag_add(struct page *page, struct task_struct *task,
-		       unsigned int nr)
+/*
+ * The allocation hook, one function a storage: in page-flags storage a
+ * leaf that needs no stack frame, as its only calls are tail calls on
+ * paths that are not taken (a page_ext lookup would make it save
+ * registers for every page).
+ */
+void __pgalloc_tag_add(struct page *page, unsigned int order)
 {
-	struct page_ext *page_ext;
+	pgalloc_tag_add_idx(page, NULL, current->alloc_tag, order);
+}
 
-	if (alloc_tag_in_page_flags()) {
-		pgalloc_tag_add_idx(page, NULL, task->alloc_tag, nr);
-		return;
-	}
-	page_ext = page_ext_get(page);
+void __pgalloc_tag_add_ext(struct page *page, unsigned int order)
+{
+	struct page_ext *page_ext = page_ext_get(page);
+
 	if (page_ext) {
-		pgalloc_tag_add_idx(page, page_ext, task->alloc_tag, nr);
+		pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order);
 		page_ext_put(page_ext);
 	}
 }
@@ -449,42 +462,54 @@ static inline void alloc_tag_idx_sub_check(unsigned long idx)
 		WARN_ONCE(idx == ALLOC_TAG_IDX_NONE, "alloc_tag was not set\n");
 }
 
-/*
- * __pgalloc_tag_sub - uncharge a page that is being freed
- *
- * Page-flags storage: the index is only read. free_pages_prepare(), the
- * one caller, clears it together with the other flags in the plain store
- * it makes to page->flags anyway, right after this.
- *
- * page_ext storage: the index is cleared here.
- */
-void __pgalloc_tag_sub(struct page *page, unsigned int nr)
+/* Uncharge 2^@order pages from the tag of index @idx. */
+static __always_inline void pgalloc_tag_sub_idx(unsigned long idx, unsigned int order)
 {
+	struct alloc_tag_counters __percpu *counters;
 	struct alloc_tag *tag;
-	unsigned long idx;
-
-	if (alloc_tag_in_page_flags()) {
-		idx = pgalloc_tag_idx_read(page);
-	} else {
-		struct page_ext *page_ext = page_ext_get(page);
-
-		if (!page_ext)
-			return;
-		idx = pgalloc_tag_ext_idx_read(page_ext);
-		if (idx != ALLOC_TAG_IDX_NONE)
-			pgalloc_tag_ext_idx_write(page_ext, ALLOC_TAG_IDX_NONE);
-		page_ext_put(page_ext);
-	}
 
 	if (unlikely(idx < ALLOC_TAG_IDX_FIRST)) {
 		alloc_tag_idx_sub_check(idx);
 		return;
 	}
-	tag = alloc_tag_from_idx(idx);
-	if (likely(tag)) {
-		this_cpu_sub(tag->counters->bytes, PAGE_SIZE * nr);
-		this_cpu_dec(tag->counters->calls);
+	/* A kernel tag is never NULL: test only what the module table gives. */
+	if (likely(idx < alloc_tag_kernel_idx_end)) {
+		tag = &__start_alloc_tags[idx - ALLOC_TAG_IDX_FIRST];
+	} else {
+		tag = alloc_tag_from_idx(idx);
+		if (unlikely(!tag))
+			return;
 	}
+	counters = tag->counters;
+	this_cpu_sub(counters->bytes, PAGE_SIZE << order);
+	this_cpu_dec(counters->calls);
+}
+
+/*
+ * __pgalloc_tag_sub - uncharge a page that is being freed, page-flags storage
+ *
+ * The index is only read. free_pages_prepare(), the one caller, clears it
+ * together with the other flags in the plain store it makes to
+ * page->flags anyway, right after this. A leaf, as __pgalloc_tag_add().
+ */
+void __pgalloc_tag_sub(struct page *page, unsigned int order)
+{
+	pgalloc_tag_sub_idx(pgalloc_tag_idx_read(page), order);
+}
+
+/* __pgalloc_tag_sub_ext - the same in page_ext storage; clears the index. */
+void __pgalloc_tag_sub_ext(struct page *page, unsigned int order)
+{
+	struct page_ext *page_ext = page_ext_get(page);
+	unsigned long idx;
+
+	if (!page_ext)
+		return;
+	idx = pgalloc_tag_ext_idx_read(page_ext);
+	if (idx != ALLOC_TAG_IDX_NONE)
+		pgalloc_tag_ext_idx_write(page_ext, ALLOC_TAG_IDX_NONE);
+	page_ext_put(page_ext);
+	pgalloc_tag_sub_idx(idx, order);
 }
 
 /*
