@@ -112,16 +112,13 @@ accel=$ACCEL
 # emulation (numa=fake=N, CONFIG_NUMA_EMU in mm.config): memory split
 # evenly, CPUs round robin, as on any machine whose firmware describes no
 # nodes; a kernel built without it is refused, not booted flat.
-# The TSC is the guest's clock, as it was with ACPI (under -icount it
-# counts instructions, which the benchmarks read through ktime_get_ns()).
-# tsc=reliable: with one socket per vCPU the kernel checks the TSCs of the
-# sockets against each other at CPU bring-up, which TCG's vCPUs, run one
-# at a time, fail; the guest fell back to jiffies, and every time it
-# measured was rounded to 4 ms. tsc=known-freq: the switch to the TSC
-# clocksource happens during boot, not from a work item a second later;
-# under -icount that switch never completed while two user tasks spun
-# on both vCPUs (tests/boot/cache-plugin.sh's paired windows hung).
-kargs="console=ttyS0 panic=-1 rdinit=/init tsc=reliable tsc=known-freq"
+# tsc=reliable: the TSC is the guest's clock, as it was with ACPI (under
+# -icount it counts instructions, which the benchmarks read through
+# ktime_get_ns()). With one socket per vCPU the kernel checks the TSCs of
+# the sockets against each other at CPU bring-up, which TCG's vCPUs, run
+# one at a time, fail: the guest would fall back to jiffies, and every
+# time it measures would be rounded to 4 ms.
+kargs="console=ttyS0 panic=-1 rdinit=/init tsc=reliable"
 if [ "$NUMA" -gt 1 ]; then
 	[ "$DRYRUN" = 1 ] || grep -q '^CONFIG_NUMA_EMU=y' "$obj/.config" ||
 		die "-n $NUMA needs NUMA emulation, and build '$KERNEL' has no CONFIG_NUMA_EMU" \
