@@ -6,7 +6,7 @@
 #   -k ID       build to boot (build/obj/ID; default: profiling)
 #   -m SIZE     guest memory, QEMU syntax (default 512M)
 #   -c N        vCPUs (default 2)
-#   -n N        NUMA nodes (numa=fake=N): memory split evenly, CPUs round robin
+#   -n N        NUMA nodes; memory is split evenly, CPUs round robin
 #   -a ARGS     extra kernel command line
 #   -t SECS     hard timeout of the whole boot (default 300)
 #   -i          -icount shift=0: the guest clock counts instructions
@@ -106,33 +106,21 @@ fi
 # time, CONFIG_JUMP_LABEL=y), and the guest died with "Oops: int3".
 accel=$ACCEL
 [ "$ACCEL" != tcg ] || accel=tcg,thread=single
-# The test kernels have no ACPI (it would be a fifth of every build), so
-# the guest learns its CPUs from SeaBIOS's MP table, which lists one CPU
-# per socket: hence one socket per vCPU. NUMA nodes are the kernel's own
-# emulation (numa=fake=N, CONFIG_NUMA_EMU in mm.config): memory split
-# evenly, CPUs round robin, as on any machine whose firmware describes no
-# nodes; a kernel built without it is refused, not booted flat.
-# tsc=reliable: the TSC is the guest's clock, as it was with ACPI (under
-# -icount it counts instructions, which the benchmarks read through
-# ktime_get_ns()). With one socket per vCPU the kernel checks the TSCs of
-# the sockets against each other at CPU bring-up, which TCG's vCPUs, run
-# one at a time, fail: the guest would fall back to jiffies, and every
-# time it measures would be rounded to 4 ms.
-kargs="console=ttyS0 panic=-1 rdinit=/init tsc=reliable"
-if [ "$NUMA" -gt 1 ]; then
-	[ "$DRYRUN" = 1 ] || grep -q '^CONFIG_NUMA_EMU=y' "$obj/.config" ||
-		die "-n $NUMA needs NUMA emulation, and build '$KERNEL' has no CONFIG_NUMA_EMU" \
-		    "add CONFIG_NUMA_EMU=y to its config fragments (scripts/config/mm.config has it), or boot with -n 1"
-	kargs="$kargs numa=fake=$NUMA"
-fi
-qemu=(qemu-system-x86_64 -machine pc -accel "$accel" -cpu max -m "${mem_mib}M"
-	-smp "$CPUS,sockets=$CPUS,cores=1,threads=1"
+qemu=(qemu-system-x86_64 -machine pc -accel "$accel" -cpu max -m "${mem_mib}M" -smp "$CPUS"
 	-nodefaults -display none -no-reboot
 	-kernel "$kernel" -initrd "$OUT/initrd.cpio"
 	-serial "file:$OUT/console.log" -serial "file:$OUT/out.log" -serial "file:$OUT/status"
-	-append "$kargs $APPEND")
+	-append "console=ttyS0 panic=-1 rdinit=/init $APPEND")
 [ "$ICOUNT" != 1 ] || qemu+=(-icount shift=0,sleep=off)
 [ -z "$PLUGIN_ON" ] || qemu+=(-plugin "$BUILD/plugin/libpftag-cache.so${PLUGIN:+,$PLUGIN}")
+if [ "$NUMA" -gt 1 ]; then
+	for ((n = 0; n < NUMA; n++)); do
+		cpus=""
+		for ((c = n; c < CPUS; c += NUMA)); do cpus="$cpus,cpus=$c"; done
+		qemu+=(-object "memory-backend-ram,id=m$n,size=$((mem_mib / NUMA))M"
+			-numa "node,nodeid=$n,memdev=m$n$cpus")
+	done
+fi
 
 if [ "$DRYRUN" = 1 ]; then
 	show_cmd timeout -k 5 "$TIMEOUT" "${qemu[@]}"
