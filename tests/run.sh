@@ -43,6 +43,28 @@ else
 	failures+=("kernel build")
 fi
 
+# The other kernels the boot tests need, the debug build and the debug
+# build of each layout in LAYOUTS (tests/lib.sh), build in the background
+# meanwhile, niced: the host tests and the first boot tests leave a core
+# mostly idle (a guest runs on one host thread). A test that needs one of
+# them waits for it (scripts/build.sh holds the machine's build lock) and
+# finds it built, or builds it itself, and fails there, if the background
+# build failed. Only for the whole suite: a PATTERN run builds what its
+# tests ask for.
+prebuild_pid=""
+if [ "$built" = 1 ] && [ -z "$pat" ]; then
+	(
+		. tests/lib.sh
+		FRAGMENTS=debug nice -n 10 scripts/build.sh profiling &&
+			scripts/initramfs.sh profiling+debug || exit 1
+		for l in $LAYOUTS; do
+			FRAGMENTS=$(layout_frags "$l") nice -n 10 scripts/build.sh profiling &&
+				scripts/initramfs.sh "$(layout_id "$l")" || exit 1
+		done
+	) > build/test/prebuild.log 2>&1 &
+	prebuild_pid=$!
+fi
+
 for t in tests/host/*.sh; do
 	[ -z "$pat" ] || [[ $t == *$pat* ]] || continue
 	run_one "$t"
@@ -53,6 +75,11 @@ for t in tests/boot/*.sh; do
 	[ "$built" = 1 ] || continue
 	run_one "$t"
 done
+
+# The background build is done by now (the tests that needed its kernels
+# waited for the build lock); a failure of it shows in those tests.
+[ -z "$prebuild_pid" ] || wait "$prebuild_pid" ||
+	echo "# the background build of the debug kernels failed (log: build/test/prebuild.log)"
 
 echo
 echo "$pass passed, $failed failed, $skipped skipped"
