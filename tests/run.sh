@@ -55,11 +55,11 @@ prebuild_pid=""
 if [ "$built" = 1 ] && [ -z "$pat" ]; then
 	(
 		. tests/lib.sh
-		FRAGMENTS=debug nice -n 10 scripts/build.sh profiling &&
+		renice -n 10 -p "$BASHPID" > /dev/null
+		FRAGMENTS=debug scripts/build.sh profiling &&
 			scripts/initramfs.sh profiling+debug || exit 1
 		for l in $LAYOUTS; do
-			FRAGMENTS=$(layout_frags "$l") nice -n 10 scripts/build.sh profiling &&
-				scripts/initramfs.sh "$(layout_id "$l")" || exit 1
+			build_layout "$l" || exit 1
 		done
 	) > build/test/prebuild.log 2>&1 &
 	prebuild_pid=$!
