@@ -60,13 +60,26 @@ field() {
 
 # guest ID OUTDIR APPEND SCRIPT: boot build ID with the kernel arguments
 # APPEND, run SCRIPT, keep the logs in OUTDIR. Fails the test (and
-# returns 1) when the guest does not get to the end of the script.
+# returns 1) when the guest does not get to the end of the script; the
+# "not ok" line itself says why (a summary that keeps only the result
+# lines still shows it), the detail lines give the end of the console.
 guest() {
-	local id=$1 out=$2 append=$3 script=$4 err
-	if ! err=$("$TOP/scripts/boot.sh" -k "$id" -o "$out" -q -a "$append" "$script" 2>&1); then
-		fail "boot with '$append' runs to the end" "$err"
-		return 1
-	fi
+	local id=$1 out=$2 append=$3 script=$4 err rc=0
+	err=$("$TOP/scripts/boot.sh" -k "$id" -o "$out" -q -a "$append" "$script" 2>&1) || rc=$?
+	[ $rc -ne 0 ] || return 0
+	fail "boot with '$append' runs to the end: $(boot_failure $rc "$err")" "$err"
+	return 1
+}
+
+# boot_failure RC OUTPUT: scripts/boot.sh's failure in one line.
+boot_failure() {
+	local why
+	why=$(grep -m1 ': error: ' <<< "$2" | sed 's/^[a-z-]*: error: //')
+	case $1 in
+	124) echo "${why:-timed out}" ;;
+	125) echo "${why:-the guest died}" ;;
+	*) echo "exit status $1${why:+: $why}" ;;
+	esac | cut -c1-200
 }
 
 # site_line NAME: the line number of pftag_pages.c's call site marked
