@@ -474,9 +474,9 @@ static __always_inline void pgalloc_tag_sub_idx(unsigned long idx, unsigned int 
 	}
 	/* A kernel tag is never NULL: test only what the module table gives. */
 	if (likely(idx < alloc_tag_kernel_idx_end)) {
-		tag = &__start_alloc_tags[idx - ALLOC_TAG_IDX_FIRST];
+		tag = alloc_tag_kernel_from_idx(idx);
 	} else {
-		tag = alloc_tag_from_idx(idx);
+		tag = alloc_tag_module_from_idx(idx);
 		if (unlikely(!tag))
 			return;
 	}
