@@ -107,9 +107,10 @@ static int __init setup_idx_bits(char *str)
 {
 	unsigned int bits;
 
-	if (kstrtouint(str, 0, &bits) || bits > BITS_PER_LONG) {
+	/* str is NULL for the bare name, given without "=" */
+	if (!str || kstrtouint(str, 0, &bits) || bits > BITS_PER_LONG) {
 		pr_err("mem_profiling_idx_bits=%s is not a number of bits from 0 to %d; the cap is not applied\n",
-		       str, BITS_PER_LONG);
+		       str ?: "", BITS_PER_LONG);
 		return 0;
 	}
 	idx_bits_cap = bits;
@@ -121,9 +122,9 @@ static int __init setup_module_headroom(char *str)
 {
 	unsigned long headroom;
 
-	if (kstrtoul(str, 0, &headroom)) {
+	if (!str || kstrtoul(str, 0, &headroom)) {
 		pr_err("mem_profiling_headroom=%s is not a number of tags; keeping %lu\n",
-		       str, module_headroom);
+		       str ?: "", module_headroom);
 		return 0;
 	}
 	module_headroom = headroom;

@@ -43,4 +43,9 @@ boot_case bad-bits "mem_profiling_idx_bits=lots" 1 1 writable \
 	'mem_profiling_idx_bits=lots is not a number of bits from 0 to 64; the cap is not applied'
 boot_case bad-headroom "mem_profiling_headroom=-5" 1 1 writable \
 	'mem_profiling_headroom=-5 is not a number of tags; keeping 4096'
+# Given more than once (a boot loader's defaults, then an entry's own):
+# the last one counts, at boot and in do_sysctl_args()'s replay of each.
+boot_case repeated-on "sysctl.vm.mem_profiling=0 sysctl.vm.mem_profiling=1" 1 1 writable
+boot_case repeated-off "sysctl.vm.mem_profiling=1,page_ext sysctl.vm.mem_profiling=0" 0 1 writable
+boot_case repeated-never "sysctl.vm.mem_profiling=1 sysctl.vm.mem_profiling=never" 0 0 refused
 done_testing
