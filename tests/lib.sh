@@ -130,11 +130,25 @@ layout_real() {
 	nine) echo "-c $DEBIAN_CONFIG -s CONFIG_MAXSMP=n -s CONFIG_NR_CPUS=512 -s CONFIG_NODES_SHIFT=6" ;;
 	esac
 }
-# build_layout L: build layout L's kernel and initramfs (a no-op when
-# built); prints the end of the output on failure.
+# build_profiling "FRAGMENTS": build the profiling kernel with FRAGMENTS
+# and its initramfs; prints the end of the output on failure. Skipped
+# when this `make test` run's background build (tests/run.sh) has already
+# built it: it leaves a mark in $PREBUILT holding the run's
+# PFTAG_TEST_RUN, so the test need not wait for the build lock, which the
+# background build holds for its next kernel. A test started by hand has
+# no PFTAG_TEST_RUN and always builds.
+PREBUILT=$BUILD/test/prebuilt
+build_profiling() {
+	local id=profiling f out
+	for f in $1; do id+="+$f"; done	# scripts/lib.sh's obj_id()
+	[ -z "${PFTAG_TEST_RUN:-}" ] ||
+		[ "$(cat "$PREBUILT/$id" 2>/dev/null)" != "$PFTAG_TEST_RUN" ] || return 0
+	out=$(FRAGMENTS=$1 "$TOP/scripts/build.sh" profiling 2>&1 &&
+		"$TOP/scripts/initramfs.sh" "$id" 2>&1) || { tail -20 <<< "$out"; return 1; }
+}
+# build_layout L: the same for layout L's kernel.
 build_layout() {
-	local out frags
+	local frags
 	frags=$(layout_frags "$1" 2>&1) || { echo "$frags"; return 1; }
-	out=$(FRAGMENTS=$frags "$TOP/scripts/build.sh" profiling 2>&1 &&
-		"$TOP/scripts/initramfs.sh" "$(layout_id "$1")" 2>&1) || { tail -20 <<< "$out"; return 1; }
+	build_profiling "$frags"
 }

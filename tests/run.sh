@@ -46,20 +46,26 @@ fi
 # The other kernels the boot tests need, the debug build and the debug
 # build of each layout in LAYOUTS (tests/lib.sh), build in the background
 # meanwhile, niced: the host tests and the first boot tests leave a core
-# mostly idle (a guest runs on one host thread). A test that needs one of
-# them waits for it (scripts/build.sh holds the machine's build lock) and
-# finds it built, or builds it itself, and fails there, if the background
-# build failed. Only for the whole suite: a PATTERN run builds what its
-# tests ask for.
+# mostly idle (a guest runs on one host thread). Each kernel it has built
+# gets a mark in build/test/prebuilt (tests/lib.sh's build_profiling()),
+# so a test that needs it goes on at once; a test that needs one not built
+# yet waits for the build lock (scripts/build.sh) and builds it itself if
+# the background build failed. Only for the whole suite: a PATTERN run
+# builds what its tests ask for.
+rm -rf build/test/prebuilt
+mkdir -p build/test/prebuilt
+PFTAG_TEST_RUN=$$.$(date +%s)
+export PFTAG_TEST_RUN
 prebuild_pid=""
 if [ "$built" = 1 ] && [ -z "$pat" ]; then
 	(
 		. tests/lib.sh
 		renice -n 10 -p "$BASHPID" > /dev/null
-		FRAGMENTS=debug scripts/build.sh profiling &&
-			scripts/initramfs.sh profiling+debug || exit 1
-		for l in $LAYOUTS; do
-			build_layout "$l" || exit 1
+		for frags in debug $(for l in $LAYOUTS; do layout_frags "$l" | tr ' ' ,; done); do
+			build_profiling "${frags//,/ }" || exit 1
+			id=profiling+${frags//,/+}
+			echo "$PFTAG_TEST_RUN" > "build/test/prebuilt/$id"
+			echo "built $id"
 		done
 	) > build/test/prebuild.log 2>&1 &
 	prebuild_pid=$!
@@ -70,7 +76,15 @@ for t in tests/host/*.sh; do
 	run_one "$t"
 done
 
-for t in tests/boot/*.sh; do
+# The boot tests that need only the profiling kernel first, then those
+# that need the debug build, then those that need a layout's: the later
+# ones find their kernels built in the background meanwhile.
+boot_tests=$(for t in tests/boot/*.sh; do
+	if grep -q build_layout "$t"; then echo "2 $t"
+	elif grep -q build_profiling "$t"; then echo "1 $t"
+	else echo "0 $t"; fi
+done | sort -s -k1,1n | cut -d' ' -f2)
+for t in $boot_tests; do
 	[ -z "$pat" ] || [[ $t == *$pat* ]] || continue
 	[ "$built" = 1 ] || continue
 	run_one "$t"

@@ -60,7 +60,7 @@ done
 
 # Non-compound pages freed with an extra reference: the debug build.
 id=profiling+debug
-if ! out=$(FRAGMENTS=debug "$TOP/scripts/build.sh" profiling 2>&1 && "$TOP/scripts/initramfs.sh" "$id" 2>&1); then
+if ! out=$(build_profiling debug); then
 	fail "the debug build builds" "$(tail -20 <<< "$out")"
 	done_testing
 fi

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/debug
 id=profiling+debug
-if ! out=$(FRAGMENTS=debug "$TOP/scripts/build.sh" profiling 2>&1 && "$TOP/scripts/initramfs.sh" "$id" 2>&1); then
+if ! out=$(build_profiling debug); then
 	fail "the debug build (FRAGMENTS=debug) builds" "$(tail -20 <<< "$out")"
 	done_testing
 fi

@@ -33,7 +33,7 @@ for kernel in profiling profiling+debug; do
 	kinds="helper"
 	[ "$kernel" != profiling ] || kinds="helper plain"
 	if [ "$kernel" != profiling ] &&
-		! out=$(FRAGMENTS=debug "$TOP/scripts/build.sh" profiling 2>&1 && "$TOP/scripts/initramfs.sh" "$kernel" 2>&1); then
+		! out=$(build_profiling debug); then
 		fail "$kernel: the debug build (FRAGMENTS=debug) builds" "$(tail -20 <<< "$out")"
 		continue
 	fi

@@ -9,7 +9,7 @@
 o=$BUILD/test/stress
 id=profiling+debug
 seconds=${STRESS_SECONDS:-20}
-if ! out=$(FRAGMENTS=debug "$TOP/scripts/build.sh" profiling 2>&1 && "$TOP/scripts/initramfs.sh" "$id" 2>&1); then
+if ! out=$(build_profiling debug); then
 	fail "the debug build (FRAGMENTS=debug) builds" "$(tail -20 <<< "$out")"
 	done_testing
 fi
