@@ -96,6 +96,8 @@ if [ "${TEST_MODULES:-1}" != 0 ]; then
 		die "the test modules did not build (see $obj/build.log)" "fix tests/modules"
 	strip --strip-debug "$obj"/testmods/*.ko
 fi
-release=$(kmake -s kernelrelease 2>/dev/null)
+# The release as kbuild wrote it: `make -s kernelrelease` would also print
+# "Entering directory" lines when run under `make -C DIR` (MAKEFLAGS has w).
+release=$(cat "$obj/include/config/kernel.release")
 echo "$release" > "$obj/.pftag-built"
 note "built $release: ${obj#"$TOP"/}/arch/x86/boot/bzImage"
