@@ -2,7 +2,8 @@
 # bench.sh: what the series costs against no profiling and against stock
 # Linux 6.12. Builds, for two kernel configurations, the kernel without
 # profiling (baseline), stock 6.12.117 with profiling (stock, from the
-# assembled tree's tag "base") and the series (profiling); boots seven
+# assembled tree's tag "base"), the series (profiling) and the series on
+# Debian's page->flags layout (profiling+layout-debian); boots eight
 # guest configurations of each the same way (512 MiB, 2 vCPUs, TCG), runs
 # every benchmark and writes bench/results/<date>-<host>.md, .json and a
 # plot (.png).
@@ -57,7 +58,14 @@ CONFIGS=(
 	"page_ext|profiling|sysctl.vm.mem_profiling=1,page_ext"
 	"page-flags|profiling|"
 	"fallback|profiling|mem_profiling_idx_bits=8"
+	"debian-layout|profiling+layout-debian|"
 )
+# The kernels built for each set: NAME[+FRAGMENT...] (scripts/config).
+# profiling+layout-debian has Debian's page->flags layout (1 spare bit):
+# the series keeps page tags in page_ext there by itself.
+BUILDS="baseline profiling stock profiling+layout-debian"
+# build_frags B SET-FRAGMENTS: the FRAGMENTS of build B in a set.
+build_frags() { local x=""; [[ $1 != *+* ]] || x=${1#*+}; echo ${x//+/ } $2; }
 set_fragments() { case $1 in minimal) echo "" ;; distro) echo distro ;; *) die "unknown set $1" "use minimal or distro" ;; esac; }
 
 command -v gnuplot > /dev/null || die "gnuplot is not installed" "run 'make deps' (as root)"
@@ -71,16 +79,18 @@ STOCK=$BUILD/linux-stock
 git -C "$STOCK" checkout -q --detach base
 for s in $SETS; do
 	f=$(set_fragments "$s")
-	for b in baseline profiling stock; do
+	for b in $BUILDS; do
+		fr=$(build_frags "$b" "$f")
+		id=$(obj_id "${b%%+*}" "$fr")
 		if [ "${NO_BUILD:-0}" = 1 ]; then
-			[ -f "$BUILD/obj/$(obj_id "$b" "$f")/.pftag-built" ] ||
-				die "NO_BUILD=1, but build/obj/$(obj_id "$b" "$f") is not built" "run make bench without NO_BUILD"
+			[ -f "$BUILD/obj/$id/.pftag-built" ] ||
+				die "NO_BUILD=1, but build/obj/$id is not built" "run make bench without NO_BUILD"
 		elif [ "$b" = stock ]; then
-			FRAGMENTS=$f TREE=$STOCK "$TOP/scripts/build.sh" stock
+			FRAGMENTS=$fr TREE=$STOCK "$TOP/scripts/build.sh" stock
 		else
-			FRAGMENTS=$f "$TOP/scripts/build.sh" "$b"
+			FRAGMENTS=$fr "$TOP/scripts/build.sh" "${b%%+*}"
 		fi
-		"$TOP/scripts/initramfs.sh" "$(obj_id "$b" "$f")"
+		"$TOP/scripts/initramfs.sh" "$id"
 	done
 done
 "$TOP/scripts/qemu-plugin.sh"
@@ -169,8 +179,8 @@ done
 
 for s in $SETS; do
 	f=$(set_fragments "$s")
-	for b in baseline profiling stock; do
-		id=$(obj_id "$b" "$f")
+	for b in $BUILDS; do
+		id=$(obj_id "${b%%+*}" "$(build_frags "$b" "$f")")
 		size "$BUILD/obj/$id/vmlinux" | tail -n 1 > "$OUT/size-$id"
 		cp "$BUILD/obj/$id/.config" "$OUT/config-$id"
 		cat "$BUILD/obj/$id/.pftag-built" > "$OUT/release-$id"
