@@ -120,8 +120,15 @@ layout_frags() {
 	*) echo "unknown layout '$1' (LAYOUTS takes: debian nine)" >&2; return 1 ;;
 	esac
 }
-# layout_id L: the build (scripts/build.sh) of layout L.
-layout_id() { echo "profiling+$(layout_frags "$1" | tr ' ' '+')"; }
+# profiling_id "FRAGMENTS": the build (scripts/build.sh) of the profiling
+# kernel with FRAGMENTS, as scripts/lib.sh's obj_id() names it.
+profiling_id() {
+	local id=profiling f
+	for f in $1; do id+="+$f"; done
+	echo "$id"
+}
+# layout_id L: the build of layout L.
+layout_id() { profiling_id "$(layout_frags "$1")"; }
 # layout_real L: scripts/page-flags-layout.sh's arguments for the real
 # configuration layout L stands for.
 layout_real() {
@@ -139,8 +146,8 @@ layout_real() {
 # no PFTAG_TEST_RUN and always builds.
 PREBUILT=$BUILD/test/prebuilt
 build_profiling() {
-	local id=profiling f out
-	for f in $1; do id+="+$f"; done	# scripts/lib.sh's obj_id()
+	local id out
+	id=$(profiling_id "$1")
 	[ -z "${PFTAG_TEST_RUN:-}" ] ||
 		[ "$(cat "$PREBUILT/$id" 2>/dev/null)" != "$PFTAG_TEST_RUN" ] || return 0
 	out=$(FRAGMENTS=$1 "$TOP/scripts/build.sh" profiling 2>&1 &&

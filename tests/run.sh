@@ -61,11 +61,12 @@ if [ "$built" = 1 ] && [ -z "$pat" ]; then
 	(
 		. tests/lib.sh
 		renice -n 10 -p "$BASHPID" > /dev/null
-		for frags in debug $(for l in $LAYOUTS; do layout_frags "$l" | tr ' ' ,; done); do
-			build_profiling "${frags//,/ }" || exit 1
-			id=profiling+${frags//,/+}
-			echo "$PFTAG_TEST_RUN" > "build/test/prebuilt/$id"
-			echo "built $id"
+		kernels=(debug)
+		for l in $LAYOUTS; do kernels+=("$(layout_frags "$l")"); done
+		for frags in "${kernels[@]}"; do
+			build_profiling "$frags" || exit 1
+			echo "$PFTAG_TEST_RUN" > "$PREBUILT/$(profiling_id "$frags")"
+			echo "built $(profiling_id "$frags")"
 		done
 	) > build/test/prebuild.log 2>&1 &
 	prebuild_pid=$!
