@@ -67,7 +67,7 @@ static unsigned long module_headroom __initdata = MODULE_IDX_HEADROOM;
 static const char *storage_reason __ro_after_init = "profiling disabled";
 static unsigned int idx_bits __ro_after_init;
 static unsigned long idx_capacity __ro_after_init;
-static unsigned long kernel_tags __ro_after_init;
+unsigned long alloc_tag_kernel_tags __ro_after_init;
 static unsigned long boot_headroom __ro_after_init;
 
 /* Size of the module index space. */
@@ -145,7 +145,8 @@ static const char *storage_name(void)
 /* Whether @capacity indices hold the kernel's tags and the module headroom. */
 static bool __init idx_fits(unsigned long capacity)
 {
-	return kernel_tags <= capacity && capacity - kernel_tags >= module_headroom;
+	return alloc_tag_kernel_tags <= capacity &&
+	       capacity - alloc_tag_kernel_tags >= module_headroom;
 }
 
 /*
@@ -165,7 +166,7 @@ void __init alloc_tag_storage_init(void)
 	if (mem_alloc_profiling_permanently_disabled())
 		return;
 
-	kernel_tags = __stop_alloc_tags - __start_alloc_tags;
+	alloc_tag_kernel_tags = __stop_alloc_tags - __start_alloc_tags;
 	idx_bits = min_t(unsigned int, ALLOC_TAG_IDX_WIDTH, idx_bits_cap);
 	idx_capacity = alloc_tag_idx_capacity(idx_bits);
 	boot_headroom = module_headroom;
@@ -197,8 +198,8 @@ void __init alloc_tag_storage_init(void)
 
 	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++)
 		tag->idx = ALLOC_TAG_IDX_FIRST + (tag - __start_alloc_tags);
-	alloc_tag_kernel_idx_end = ALLOC_TAG_IDX_FIRST + kernel_tags;
-	alloc_tag_module_space = min(capacity - kernel_tags, MODULE_IDX_MAX);
+	alloc_tag_kernel_idx_end = ALLOC_TAG_IDX_FIRST + alloc_tag_kernel_tags;
+	alloc_tag_module_space = min(capacity - alloc_tag_kernel_tags, MODULE_IDX_MAX);
 
 	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
 		unsigned long nbits = alloc_tag_kernel_idx_end + alloc_tag_module_space;
@@ -211,14 +212,14 @@ void __init alloc_tag_storage_init(void)
 
 	if (!storage_reason) {
 		pr_info("page tags in page flags: %u spare bits, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu; no page_ext for tags\n",
-			ALLOC_TAG_IDX_WIDTH, idx_bits, idx_capacity, kernel_tags,
+			ALLOC_TAG_IDX_WIDTH, idx_bits, idx_capacity, alloc_tag_kernel_tags,
 			alloc_tag_module_space, module_headroom);
 		return;
 	}
 	pr_info("page tags in page_ext: a %zu-bit index, %zu bytes a page; %u spare bits in page flags, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu: %s\n",
 		page_alloc_tagging_ops.size * BITS_PER_BYTE,
 		page_alloc_tagging_ops.size, ALLOC_TAG_IDX_WIDTH,
-		idx_bits, idx_capacity, kernel_tags, alloc_tag_module_space,
+		idx_bits, idx_capacity, alloc_tag_kernel_tags, alloc_tag_module_space,
 		module_headroom, storage_reason);
 	if (storage_request == ALLOC_TAG_STORAGE_PAGE_FLAGS)
 		pr_warn("page-flags storage (compressed) was requested but cannot be used: %s; profiling stays on with page_ext storage\n",
@@ -380,19 +381,16 @@ static __always_inline void note_paged_idx(unsigned long idx)
  * else in page->flags.
  *
  * Every page enters the free lists with index 0 (free_pages_prepare()
- * clears it, or __pgalloc_tag_sub() in page_ext; struct pages and page_ext
- * start zeroed), so the old index is not read (but by the debug check).
- * In page->flags the new one is set with an OR. The OR is atomic although
- * the hook runs before set_page_refcounted(), when no reference holder can
- * be changing the page's flags: memory_failure() sets PG_hwpoison on any
- * page, referenced or not.
+ * clears it, or __pgalloc_tag_sub_ext() in page_ext; struct pages and
+ * page_ext start zeroed), so the old index is not read (but by the debug
+ * check). In page->flags the new one is set with an OR, atomic for the
+ * reason pgalloc_tag_flags_add() gives.
  */
 static __always_inline void pgalloc_tag_add_idx(struct page *page,
 						struct page_ext *page_ext,
 						struct alloc_tag *tag,
 						unsigned int order)
 {
-	struct alloc_tag_counters __percpu *counters;
 	unsigned long idx;
 
 	if (unlikely(!tag)) {
@@ -421,22 +419,15 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 		atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT,
 			       (atomic_long_t *)&page->flags);
 	}
-	/*
-	 * One load of the counters' address: the per-CPU operations are
-	 * asm statements that clobber memory, and tag->counters would be
-	 * loaded again after the first.
-	 */
-	counters = tag->counters;
-	this_cpu_inc(counters->calls);
-	this_cpu_add(counters->bytes, PAGE_SIZE << order);
+	alloc_tag_charge_pages(tag, order);
 	note_paged_idx(idx);
 }
 
 /*
- * The allocation hook, one function a storage: in page-flags storage a
- * leaf that needs no stack frame, as its only calls are tail calls on
- * paths that are not taken (a page_ext lookup would make it save
- * registers for every page).
+ * The allocation hook out of line, one function a storage. Page-flags
+ * storage calls __pgalloc_tag_add() in debug builds only, for the check
+ * that the page carries no tag; pgalloc_tag_flags_add() is the same work
+ * inline, without it.
  */
 void __pgalloc_tag_add(struct page *page, unsigned int order)
 {
@@ -457,48 +448,18 @@ void __pgalloc_tag_add_ext(struct page *page, unsigned int order)
  * A page index below ALLOC_TAG_IDX_FIRST has no tag to uncharge: "empty"
  * (untagged on purpose) is fine, "none" means the page lost its tag.
  */
-static inline void alloc_tag_idx_sub_check(unsigned long idx)
+void alloc_tag_idx_sub_check(unsigned long idx)
 {
 	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
 		WARN_ONCE(idx == ALLOC_TAG_IDX_NONE, "alloc_tag was not set\n");
 }
 
-/* Uncharge 2^@order pages from the tag of index @idx. */
-static __always_inline void pgalloc_tag_sub_idx(unsigned long idx, unsigned int order)
-{
-	struct alloc_tag_counters __percpu *counters;
-	struct alloc_tag *tag;
-
-	if (unlikely(idx < ALLOC_TAG_IDX_FIRST)) {
-		alloc_tag_idx_sub_check(idx);
-		return;
-	}
-	/* A kernel tag is never NULL: test only what the module table gives. */
-	if (likely(idx < alloc_tag_kernel_idx_end)) {
-		tag = alloc_tag_kernel_from_idx(idx);
-	} else {
-		tag = alloc_tag_module_from_idx(idx);
-		if (unlikely(!tag))
-			return;
-	}
-	counters = tag->counters;
-	this_cpu_sub(counters->bytes, PAGE_SIZE << order);
-	this_cpu_dec(counters->calls);
-}
-
 /*
- * __pgalloc_tag_sub - uncharge a page that is being freed, page-flags storage
- *
- * The index is only read. free_pages_prepare(), the one caller, clears it
- * together with the other flags in the plain store it makes to
- * page->flags anyway, right after this. A leaf, as __pgalloc_tag_add().
+ * __pgalloc_tag_sub_ext - uncharge a page that is being freed, page_ext
+ * storage; clears the index. Page-flags storage does the same inline
+ * (pgalloc_tag_sub_idx() in pgalloc_tag_sub()) and leaves the index to
+ * free_pages_prepare(), which clears it with the other flags.
  */
-void __pgalloc_tag_sub(struct page *page, unsigned int order)
-{
-	pgalloc_tag_sub_idx(pgalloc_tag_idx_read(page), order);
-}
-
-/* __pgalloc_tag_sub_ext - the same in page_ext storage; clears the index. */
 void __pgalloc_tag_sub_ext(struct page *page, unsigned int order)
 {
 	struct page_ext *page_ext = page_ext_get(page);
@@ -574,7 +535,7 @@ static int storage_show(struct seq_file *m, void *v)
 	seq_printf(m, "spare_bits: %u\n", ALLOC_TAG_IDX_WIDTH);
 	seq_printf(m, "usable_bits: %u\n", idx_bits);
 	seq_printf(m, "capacity: %lu\n", idx_capacity);
-	seq_printf(m, "kernel_tags: %lu\n", kernel_tags);
+	seq_printf(m, "kernel_tags: %lu\n", alloc_tag_kernel_tags);
 	seq_printf(m, "module_headroom_asked: %lu\n", boot_headroom);
 	seq_printf(m, "module_index_space: %lu\n", alloc_tag_module_space);
 	seq_printf(m, "module_indices_used: %lu\n", READ_ONCE(module_idx_used));
