@@ -455,10 +455,17 @@ void alloc_tag_idx_sub_check(unsigned long idx)
 }
 
 /*
- * __pgalloc_tag_sub_ext - uncharge a page that is being freed, page_ext
- * storage; clears the index. Page-flags storage does the same inline
- * (pgalloc_tag_sub_idx() in pgalloc_tag_sub()) and leaves the index to
- * free_pages_prepare(), which clears it with the other flags.
+ * __pgalloc_tag_sub_ext - a page is being freed, page_ext storage: clear
+ * its index, and uncharge it while profiling is on. Page-flags storage
+ * uncharges inline (pgalloc_tag_sub_idx() in pgalloc_tag_sub()) and
+ * leaves the index to free_pages_prepare(), which clears it with the
+ * other flags.
+ *
+ * With profiling off at run time the page is not uncharged, but it must
+ * still lose the index it got while profiling was on. Otherwise the
+ * page's next allocation, made while profiling is still off and so left
+ * untagged, would be uncharged from that stale tag once profiling is back
+ * on.
  */
 void __pgalloc_tag_sub_ext(struct page *page, unsigned int order)
 {
@@ -471,24 +478,8 @@ void __pgalloc_tag_sub_ext(struct page *page, unsigned int order)
 	if (idx != ALLOC_TAG_IDX_NONE)
 		pgalloc_tag_ext_idx_write(page_ext, ALLOC_TAG_IDX_NONE);
 	page_ext_put(page_ext);
-	pgalloc_tag_sub_idx(idx, order);
-}
-
-/*
- * page_ext storage, profiling off at run time: a freed page is not
- * uncharged, but it must still lose the reference it got while profiling
- * was on. Otherwise the page's next allocation, made while profiling is
- * still off and so left untagged, would be uncharged from that stale tag
- * once profiling is back on.
- */
-void __pgalloc_tag_forget(struct page *page)
-{
-	struct pgalloc_tag_ref pr;
-
-	if (pgalloc_tag_ref_load(page, &pr)) {
-		pr.ref.ct = NULL;
-		pgalloc_tag_ref_store(&pr);
-	}
+	if (mem_alloc_profiling_enabled())
+		pgalloc_tag_sub_idx(idx, order);
 }
 
 /*
