@@ -13,7 +13,7 @@
  * Indices: 0 is "no tag", 1 is "untagged on purpose", the kernel's tags
  * follow in section order, module tags after them. A kernel tag is found
  * from its index by its place in the section; a module tag through a
- * two-level table (alloc_tag_module_table) that is filled at module load.
+ * table (alloc_tag_module_map) that is filled at module load.
  * Every tag also keeps its own index (alloc_tag::idx), so both directions take
  * constant time on the allocation and free paths.
  *
@@ -45,11 +45,10 @@
 #undef pr_fmt
 #define pr_fmt(fmt) "alloc_tag: " fmt
 
-/* Module tag indices: MODULE_IDX_TOP leaves of MODULE_IDX_LEAF entries. */
-#define MODULE_IDX_LEAF_SHIFT	ALLOC_TAG_MODULE_LEAF_SHIFT
-#define MODULE_IDX_LEAF		ALLOC_TAG_MODULE_LEAF
-#define MODULE_IDX_TOP		512UL
-#define MODULE_IDX_MAX		(MODULE_IDX_TOP * MODULE_IDX_LEAF)
+/* Module tag indices at most: a map of 2 MiB with 8-byte pointers. */
+#define MODULE_IDX_MAX		BIT(18)
+/* Entries of the first map that is allocated: a page of pointers. */
+#define MODULE_MAP_MIN		(PAGE_SIZE / sizeof(struct alloc_tag *))
 
 /* Indices kept free for module tags when choosing page-flags storage. */
 #define MODULE_IDX_HEADROOM	4096UL
@@ -73,15 +72,17 @@ static unsigned long boot_headroom __ro_after_init;
 /* Size of the module index space. */
 unsigned long alloc_tag_module_space __ro_after_init;
 /*
- * alloc_tag_module_table[i][j] is the tag of index alloc_tag_kernel_idx_end +
- * (i << MODULE_IDX_LEAF_SHIFT) + j. Leaves are allocated on demand and
- * never freed; entries are published with WRITE_ONCE() before the index is
- * stored in the tag, so a page can carry an index only after its entry is
- * visible. Written under the alloc_tags codetag type's mod_lock (the
- * module load and unload callbacks); read locklessly by
- * alloc_tag_from_idx().
+ * alloc_tag_module_map->tags[n] is the tag of index
+ * alloc_tag_kernel_idx_end + n. Entries are published with WRITE_ONCE()
+ * before the index is stored in the tag, so a page can carry an index only
+ * after its entry is visible. Written under the alloc_tags codetag type's
+ * mod_lock (the module load and unload callbacks), which also serializes
+ * growing the map; read locklessly by alloc_tag_module_from_n(). It points
+ * to an empty map until a module tag first gets an index.
  */
-struct alloc_tag **alloc_tag_module_table[MODULE_IDX_TOP];
+static struct alloc_tag_module_map module_map_empty;
+struct alloc_tag_module_map *alloc_tag_module_map = &module_map_empty;
+static unsigned long module_map_bytes;		/* every map allocated */
 static DEFINE_IDA(module_idx_ida);	/* free module indices */
 
 /* Counters for the report. */
@@ -240,18 +241,38 @@ void alloc_tag_count_unindexed(unsigned int nr)
 	atomic_long_add(nr, &unindexed_pages);
 }
 
+/*
+ * Replace the module map by a copy large enough for index @n: twice the
+ * size, at least a page, at most the module index space. The replaced map
+ * is not freed: a CPU decoding a page's index may have loaded its address
+ * and be about to read an entry, without a lock or an RCU read-side
+ * section to wait for. What stays allocated is less than the current
+ * map's size (the sizes double), and is reported in module_map_bytes.
+ */
+static bool module_map_grow(unsigned long n)
+{
+	struct alloc_tag_module_map *old = alloc_tag_module_map, *map;
+	unsigned long size = max(old->size * 2, MODULE_MAP_MIN);
+
+	while (size <= n)
+		size *= 2;
+	size = min(size, alloc_tag_module_space);
+	map = kvzalloc(struct_size(map, tags, size), GFP_KERNEL);
+	if (!map)
+		return false;
+	map->size = size;
+	memcpy(map->tags, old->tags, old->size * sizeof(map->tags[0]));
+	module_map_bytes += struct_size(map, tags, size);
+	/* The map's contents before its address; the reader loads through it. */
+	smp_store_release(&alloc_tag_module_map, map);
+	return true;
+}
+
 static bool module_idx_set(unsigned long n, struct alloc_tag *tag)
 {
-	struct alloc_tag ***slot = &alloc_tag_module_table[n >> MODULE_IDX_LEAF_SHIFT];
-
-	if (!*slot) {
-		struct alloc_tag **leaf = kzalloc(PAGE_SIZE, GFP_KERNEL);
-
-		if (!leaf)
-			return false;
-		WRITE_ONCE(*slot, leaf);
-	}
-	WRITE_ONCE((*slot)[n & (MODULE_IDX_LEAF - 1)], tag);
+	if (n >= alloc_tag_module_map->size && !module_map_grow(n))
+		return false;
+	WRITE_ONCE(alloc_tag_module_map->tags[n], tag);
 	return true;
 }
 
@@ -330,7 +351,6 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 
 	for (i = 0; i < nr; i++) {
 		unsigned long idx = tags[i].idx, n;
-		struct alloc_tag **leaf;
 
 		if (idx == ALLOC_TAG_IDX_NONE) {
 			unindexed_tags--;
@@ -343,8 +363,7 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 		if (idx < paged_idx_nbits && test_and_clear_bit(idx, paged_idx))
 			paged_idx_released++;
 		n = idx - alloc_tag_kernel_idx_end;
-		leaf = alloc_tag_module_table[n >> MODULE_IDX_LEAF_SHIFT];
-		WRITE_ONCE(leaf[n & (MODULE_IDX_LEAF - 1)], NULL);
+		WRITE_ONCE(alloc_tag_module_map->tags[n], NULL);
 		ida_free(&module_idx_ida, n);
 		/*
 		 * No page carries the index (the module has no live
@@ -533,6 +552,8 @@ static int storage_show(struct seq_file *m, void *v)
 	seq_printf(m, "module_indices_held_by_unloaded: %lu\n", READ_ONCE(module_idx_held));
 	seq_printf(m, "module_indices_free: %lu\n",
 		   alloc_tag_module_space - READ_ONCE(module_idx_used));
+	seq_printf(m, "module_map_entries: %lu\n", READ_ONCE(alloc_tag_module_map)->size);
+	seq_printf(m, "module_map_bytes: %lu\n", READ_ONCE(module_map_bytes));
 	seq_printf(m, "unindexed_module_loads: %lu\n", READ_ONCE(unindexed_module_loads));
 	seq_printf(m, "unindexed_tags: %lu\n", READ_ONCE(unindexed_tags));
 	seq_printf(m, "unindexed_allocations: %lu\n", atomic_long_read(&unindexed_allocs));

@@ -252,7 +252,7 @@ static void neighbour_bits_concurrent(struct kunit *test)
 /* Module tags get indices at load, decode to themselves, give them back. */
 static void module_table_grow_release(struct kunit *test)
 {
-	const unsigned long nr = 1100;	/* more than one 512-entry leaf */
+	const unsigned long nr = 1100;	/* more than a page of map entries */
 	struct alloc_tag *tags, *again;
 	unsigned long i;
 

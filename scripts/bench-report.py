@@ -274,7 +274,9 @@ def main():
     # Instructions.
     p("## Microbenchmark: guest instructions per allocation + free")
     p("")
-    loops = int(re.search(r"loops=(\d+)", data[sets[0]][base]["sec"]["micro"]).group(1))
+    loops = " (".join("{:,}".format(int(re.search(r"loops=(\d+)", data[s][base]["sec"]["micro"])
+                                            .group(1))) + (" in the %s set" % s)
+                      for s in sets) + ")" * (len(sets) - 1)
     p("`tests/modules/pftag_bench.c`: %s pairs per case on a kthread bound to CPU 1, after 1/8 "
       "as many warm-up pairs; cost = ktime_get_ns() delta / pairs under `-icount shift=0` "
       "(1 ns = 1 instruction; exactly repeatable: two runs per boot, the first shown, the "
@@ -283,7 +285,7 @@ def main():
       "\"kernel tag\" to the kernel's first tag (`__start_alloc_tags`), set around the "
       "allocation exactly as `alloc_hooks()` does at a kernel call site. \"batch\" allocates "
       "4096 pages before freeing them, so that every operation touches another struct page "
-      "(and page_ext entry). Overhead against baseline in parentheses." % "{:,}".format(loops))
+      "(and page_ext entry). Overhead against baseline in parentheses." % loops)
     p("")
     rep = 0.0
     for s in sets:
@@ -377,7 +379,8 @@ def main():
     have_cache = all("cache" in data[s][n] for s in sets for n in names)
     if have_cache:
         model = data[sets[0]][base]["model"]
-        cl = data[sets[0]][base]["cache_loops"]
+        cl = " (".join("{:,}".format(data[s][base]["cache_loops"]) + (" in the %s set" % s)
+                       for s in sets) + ")" * (len(sets) - 1)
         p("## Memory traffic per allocation + free (cache model)")
         p("")
         p("The same microbenchmark (%s pairs per case) under the TCG plugin "
@@ -387,8 +390,7 @@ def main():
           "the measured loop is counted; the model also sees every access outside the windows "
           "(warm=on), so the warm-up before each loop warms it as it would a real cache. Under "
           "`-icount` TCG runs one vCPU at a time and a locked read-modify-write counts as a load "
-          "and a store. Per pair: loads / stores / L1 misses / L2 misses." % (
-              "{:,}".format(cl), model))
+          "and a store. Per pair: loads / stores / L1 misses / L2 misses." % (cl, model))
         p("")
         for s in sets:
             p("### %s" % SET_TITLE[s])
