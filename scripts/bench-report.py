@@ -200,6 +200,15 @@ def load_set(o, s, configs, rounds):
     return d
 
 
+def per_set(counts):
+    """'20,000 (2,000 in the distro set)': the first set's count, the others in parentheses."""
+    sets = list(counts)
+    text = "{:,}".format(counts[sets[0]])
+    if len(sets) > 1:
+        text += " (%s)" % ", ".join("{:,} in the %s set".format(counts[s]) % s for s in sets[1:])
+    return text
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--parse-micro")
@@ -274,9 +283,8 @@ def main():
     # Instructions.
     p("## Microbenchmark: guest instructions per allocation + free")
     p("")
-    loops = " (".join("{:,}".format(int(re.search(r"loops=(\d+)", data[s][base]["sec"]["micro"])
-                                            .group(1))) + (" in the %s set" % s)
-                      for s in sets) + ")" * (len(sets) - 1)
+    loops = per_set({s: int(re.search(r"loops=(\d+)", data[s][base]["sec"]["micro"]).group(1))
+                     for s in sets})
     p("`tests/modules/pftag_bench.c`: %s pairs per case on a kthread bound to CPU 1, after 1/8 "
       "as many warm-up pairs; cost = ktime_get_ns() delta / pairs under `-icount shift=0` "
       "(1 ns = 1 instruction; exactly repeatable: two runs per boot, the first shown, the "
@@ -379,8 +387,7 @@ def main():
     have_cache = all("cache" in data[s][n] for s in sets for n in names)
     if have_cache:
         model = data[sets[0]][base]["model"]
-        cl = " (".join("{:,}".format(data[s][base]["cache_loops"]) + (" in the %s set" % s)
-                       for s in sets) + ")" * (len(sets) - 1)
+        cl = per_set({s: data[s][base]["cache_loops"] for s in sets})
         p("## Memory traffic per allocation + free (cache model)")
         p("")
         p("The same microbenchmark (%s pairs per case) under the TCG plugin "
