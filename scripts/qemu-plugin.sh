@@ -58,9 +58,11 @@ apt_quiet() {
 	DEBIAN_FRONTEND=noninteractive "$@" > "$log" 2>&1
 }
 
-# The versions of Debian's qemu source package apt knows, one a line.
+# The versions of Debian's qemu source package apt knows, one a line;
+# none (and no failure, which set -e would make a silent exit) before the
+# source lists were fetched.
 src_versions() {
-	apt-cache showsrc qemu 2> /dev/null | sed -n 's/^Version: //p' | sort -u
+	{ apt-cache showsrc qemu 2> /dev/null || true; } | sed -n 's/^Version: //p' | sort -u
 }
 
 fetch_header() {
