@@ -257,7 +257,8 @@ static bool module_map_grow(unsigned long n)
 	while (size <= n)
 		size *= 2;
 	size = min(size, alloc_tag_module_space);
-	map = kvzalloc(struct_size(map, tags, size), GFP_KERNEL);
+	/* A failure is handled, and reported, by alloc_tag_module_idx_get(). */
+	map = kvzalloc(struct_size(map, tags, size), GFP_KERNEL | __GFP_NOWARN);
 	if (!map)
 		return false;
 	map->size = size;
@@ -312,11 +313,11 @@ void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
 			continue;
 		}
 		/*
-		 * The table entry (WRITE_ONCE() in module_idx_set()) is
-		 * visible before the index. Pairs with the reader's address
-		 * dependency: an allocating CPU reads tags[i].idx, a page
-		 * carries it from then on, and alloc_tag_from_idx() reads
-		 * the entry through the index it loads from that page.
+		 * The map entry (WRITE_ONCE() in module_idx_set()) is
+		 * visible before the index. Pairs with smp_rmb() in
+		 * alloc_tag_module_from_n(): an allocating CPU reads
+		 * tags[i].idx, a page carries it from then on, and the
+		 * decode loads the map after the index from that page.
 		 */
 		smp_wmb();
 		WRITE_ONCE(tags[i].idx, alloc_tag_kernel_idx_end + n);
@@ -400,10 +401,11 @@ static __always_inline void note_paged_idx(unsigned long idx)
  * else in page->flags.
  *
  * Every page enters the free lists with index 0 (free_pages_prepare()
- * clears it, or __pgalloc_tag_sub_ext() in page_ext; struct pages and
- * page_ext start zeroed), so the old index is not read (but by the debug
- * check). In page->flags the new one is set with an OR, atomic for the
- * reason pgalloc_tag_flags_add() gives.
+ * clears it, and in page_ext the mark, or __pgalloc_tag_sub_ext() the
+ * slot where there is no mark; struct pages and page_ext start zeroed),
+ * so the old index is not read (but by the debug check). In page->flags
+ * the new one is set with an OR, atomic for the reason
+ * pgalloc_tag_flags_add() gives.
  */
 static __always_inline void pgalloc_tag_add_idx(struct page *page,
 						struct page_ext *page_ext,
@@ -424,12 +426,26 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 	 */
 	if (unlikely(idx == ALLOC_TAG_IDX_NONE)) {
 		alloc_tag_count_unindexed(1U << order);
+		/*
+		 * Debug builds check, when a page is freed, that it had a
+		 * tag: give the page "untagged on purpose" instead of none.
+		 */
+		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
+			if (page_ext)
+				pgalloc_tag_ext_idx_store(page, page_ext, ALLOC_TAG_IDX_EMPTY);
+			else
+				pgalloc_tag_idx_write(page, ALLOC_TAG_IDX_EMPTY);
+		}
 		return;
 	}
 	if (page_ext) {
 		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
-			alloc_tag_idx_add_check(pgalloc_tag_ext_idx_read(page_ext), tag);
+			alloc_tag_idx_add_check(pgalloc_tag_ext_idx_load(page, page_ext),
+						tag);
+		/* The slot, then the mark, which a fresh page does not have. */
 		pgalloc_tag_ext_idx_write(page_ext, idx);
+		if (ALLOC_TAG_EXT_MARKED)
+			atomic_long_or(ALLOC_TAG_EXT_MARK, (atomic_long_t *)&page->flags);
 	} else if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
 		   pgalloc_tag_idx_read(page)) {
 		alloc_tag_idx_add_check(pgalloc_tag_idx_read(page), tag);
@@ -474,17 +490,17 @@ void alloc_tag_idx_sub_check(unsigned long idx)
 }
 
 /*
- * __pgalloc_tag_sub_ext - a page is being freed, page_ext storage: clear
- * its index, and uncharge it while profiling is on. Page-flags storage
- * uncharges inline (pgalloc_tag_sub_idx() in pgalloc_tag_sub()) and
- * leaves the index to free_pages_prepare(), which clears it with the
- * other flags.
+ * __pgalloc_tag_sub_ext - a page is being freed, page_ext storage:
+ * uncharge it while profiling is on. Page-flags storage uncharges inline
+ * (pgalloc_tag_sub_idx() in pgalloc_tag_sub()).
  *
- * With profiling off at run time the page is not uncharged, but it must
- * still lose the index it got while profiling was on. Otherwise the
- * page's next allocation, made while profiling is still off and so left
- * untagged, would be uncharged from that stale tag once profiling is back
- * on.
+ * The page must lose its index, or its next allocation, if made while
+ * profiling is off at run time and so left untagged, would be uncharged
+ * from that stale tag once profiling is back on. Where pages are marked,
+ * free_pages_prepare() clears the mark with the flags, and pgalloc_tag_sub()
+ * calls this for marked pages only (and for every page in debug builds,
+ * to check that it had a tag). Without a mark the slot is cleared here,
+ * also while profiling is off.
  */
 void __pgalloc_tag_sub_ext(struct page *page, unsigned int order)
 {
@@ -493,8 +509,8 @@ void __pgalloc_tag_sub_ext(struct page *page, unsigned int order)
 
 	if (!page_ext)
 		return;
-	idx = pgalloc_tag_ext_idx_read(page_ext);
-	if (idx != ALLOC_TAG_IDX_NONE)
+	idx = pgalloc_tag_ext_idx_load(page, page_ext);
+	if (!ALLOC_TAG_EXT_MARKED && idx != ALLOC_TAG_IDX_NONE)
 		pgalloc_tag_ext_idx_write(page_ext, ALLOC_TAG_IDX_NONE);
 	page_ext_put(page_ext);
 	if (mem_alloc_profiling_enabled())
@@ -515,7 +531,7 @@ static inline unsigned long page_tag_idx_peek(struct page *page)
 	page_ext = page_ext_get(page);
 	if (!page_ext)
 		return ALLOC_TAG_IDX_EMPTY;
-	idx = pgalloc_tag_ext_idx_read(page_ext);
+	idx = pgalloc_tag_ext_idx_load(page, page_ext);
 	page_ext_put(page_ext);
 	return idx;
 }

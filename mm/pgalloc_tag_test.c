@@ -111,13 +111,15 @@ static void kernel_tag_round_trip(struct kunit *test)
 
 /*
  * page_ext storage: the slot is aligned to its size, holds the largest
- * index, and the slots of neighbouring pages do not overlap it.
+ * index, and the slots of neighbouring pages do not overlap it; where
+ * page->flags has a spare bit, it marks the pages whose slot is their
+ * index.
  */
 static void page_ext_slot(struct kunit *test)
 {
 	size_t size = page_alloc_tagging_ops.size;
 	struct page_ext *ext0, *ext1;
-	unsigned long saved, next;
+	unsigned long saved, saved_slot, next;
 	struct alloc_tag *tag;
 	struct page *page;
 
@@ -141,20 +143,46 @@ static void page_ext_slot(struct kunit *test)
 	ext0 = page_ext_get(page);
 	KUNIT_ASSERT_NOT_NULL(test, ext0);
 	ext1 = page_ext_next(ext0);
-	saved = pgalloc_tag_ext_idx_read(ext0);
-	next = pgalloc_tag_ext_idx_read(ext1);
+	saved = pgalloc_tag_ext_idx_load(page, ext0);
 	KUNIT_EXPECT_EQ(test, saved, tag ? tag->idx : ALLOC_TAG_IDX_NONE);
 	/* Only the first page of an allocation carries the tag. */
-	KUNIT_EXPECT_EQ(test, next, ALLOC_TAG_IDX_NONE);
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_load(page + 1, ext1), ALLOC_TAG_IDX_NONE);
+	if (ALLOC_TAG_EXT_MARKED) {
+		KUNIT_EXPECT_EQ(test, !!(page[0].flags & ALLOC_TAG_EXT_MARK), !!tag);
+		KUNIT_EXPECT_EQ(test, page[1].flags & ALLOC_TAG_EXT_MARK, 0UL);
+	}
 
+	/* The slots are the pages' own: writing one leaves the other. */
+	saved_slot = pgalloc_tag_ext_idx_read(ext0);
+	next = pgalloc_tag_ext_idx_read(ext1);
 	pgalloc_tag_ext_idx_write(ext0, idx_limit());
 	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext0), idx_limit());
 	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext1), next);
 	pgalloc_tag_ext_idx_write(ext1, idx_limit());
 	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext0), idx_limit());
+	pgalloc_tag_ext_idx_write(ext0, saved_slot);
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_load(page, ext0), saved);
+
+	/*
+	 * An index stored reads back and marks the page; "none" unmarks it
+	 * without writing the slot, which then reads as none whatever it
+	 * holds. Without a mark, "none" is written to the slot.
+	 */
 	pgalloc_tag_ext_idx_write(ext1, next);
-	pgalloc_tag_ext_idx_write(ext0, saved);
-	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext0), saved);
+	pgalloc_tag_ext_idx_store(page + 1, ext1, idx_limit());
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_load(page + 1, ext1), idx_limit());
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_load(page, ext0), saved);
+	if (ALLOC_TAG_EXT_MARKED)
+		KUNIT_EXPECT_NE(test, page[1].flags & ALLOC_TAG_EXT_MARK, 0UL);
+	pgalloc_tag_ext_idx_store(page + 1, ext1, ALLOC_TAG_IDX_NONE);
+	KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_load(page + 1, ext1), ALLOC_TAG_IDX_NONE);
+	if (ALLOC_TAG_EXT_MARKED) {
+		KUNIT_EXPECT_EQ(test, page[1].flags & ALLOC_TAG_EXT_MARK, 0UL);
+		KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext1), idx_limit());
+	} else {
+		KUNIT_EXPECT_EQ(test, pgalloc_tag_ext_idx_read(ext1), ALLOC_TAG_IDX_NONE);
+	}
+	pgalloc_tag_ext_idx_write(ext1, next);
 	page_ext_put(ext0);
 	__free_pages(page, 1);
 }

@@ -10,6 +10,11 @@
 #   -a ARGS     extra kernel command line
 #   -t SECS     hard timeout of the whole boot (default 300)
 #   -i          -icount shift=0: the guest clock counts instructions
+#   -H MAXMEM   memory hotplug: 4 DIMM slots, up to MAXMEM in all (QEMU
+#               syntax), and QEMU's QMP monitor on DIR/qmp.sock; the
+#               guest asks for QMP commands by printing lines
+#               "#QMP {json}", which scripts/qmp-relay.py sends (log:
+#               DIR/qmp.log). No -n with -H.
 #   -x CPIO     one more archive unpacked over the build's initramfs
 #               (files only some boots need, e.g. perf and its libraries)
 #   -o DIR      keep console.log, out.log, status there (default
@@ -22,7 +27,7 @@
 #   -d          dry run: print the QEMU command line and stop
 #
 # Environment equivalents: KERNEL MEM CPUS NUMA APPEND TIMEOUT ICOUNT OUT
-# QUIET DRYRUN EXTRA_INITRD, PLUGIN (set, even empty: -p), and CMD.
+# QUIET DRYRUN EXTRA_INITRD HOTPLUG, PLUGIN (set, even empty: -p), and CMD.
 # ACCEL=kvm uses KVM (the default is TCG: KVM is
 # not usable on every machine, and -icount needs TCG).
 #
@@ -45,11 +50,12 @@ DRYRUN=${DRYRUN:-0}
 ACCEL=${ACCEL:-tcg}
 CMD=${CMD:-}
 EXTRA_INITRD=${EXTRA_INITRD:-}
+HOTPLUG=${HOTPLUG:-}
 PLUGIN_ON=${PLUGIN+1}
 PLUGIN=${PLUGIN:-}
 
 usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
-while getopts "k:m:c:n:a:t:o:x:p:iqdh" opt; do
+while getopts "k:m:c:n:a:t:o:x:p:H:iqdh" opt; do
 	case $opt in
 	k) KERNEL=$OPTARG ;;
 	m) MEM=$OPTARG ;;
@@ -59,6 +65,7 @@ while getopts "k:m:c:n:a:t:o:x:p:iqdh" opt; do
 	t) TIMEOUT=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	i) ICOUNT=1 ;;
+	H) HOTPLUG=$OPTARG ;;
 	x) EXTRA_INITRD=$OPTARG ;;
 	p) PLUGIN=$OPTARG PLUGIN_ON=1 ;;
 	q) QUIET=1 ;;
@@ -73,18 +80,31 @@ shift $((OPTIND - 1))
 case "$CPUS$NUMA$TIMEOUT" in *[!0-9]*) die "-c, -n and -t take whole numbers" "e.g. -c 2 -n 2 -t 300" ;; esac
 [ "$NUMA" -ge 1 ] && [ "$CPUS" -ge 1 ] && [ "$TIMEOUT" -ge 1 ] ||
 	die "-c, -n and -t must be at least 1" "e.g. -c 2 -n 2 -t 300"
-# QEMU's -m syntax: a number alone is MiB; K, M, G, T (optionally with B)
-# scale it. Anything else, or less than 64 MiB, is refused.
-case $MEM in
-*[!0-9]*) mem_b=$(numfmt --from=iec "${MEM%[bB]}" 2>/dev/null) ||
-		die "guest memory '$MEM' is not a size" "use QEMU's syntax, e.g. 512, 512M or 4G" ;;
-'') die "guest memory is empty" "use QEMU's syntax, e.g. 512, 512M or 4G" ;;
-*) mem_b=$((10#$MEM * 1048576)) ;;
-esac
-mem_mib=$((mem_b / 1048576))
-[ "$mem_mib" -ge 64 ] && [ "$((mem_b % 1048576))" -eq 0 ] ||
-	die "guest memory '$MEM' is $mem_b bytes: not a whole number of MiB, at least 64" \
-	    "use QEMU's syntax, e.g. 512 (MiB), 512M or 4G"
+# size_mib WHAT SIZE: SIZE in MiB. QEMU's -m syntax: a number alone is
+# MiB; K, M, G, T (optionally with B) scale it. Anything else, or less
+# than 64 MiB, is refused.
+size_mib() {
+	local b
+	case $2 in
+	*[!0-9]*) b=$(numfmt --from=iec "${2%[bB]}" 2>/dev/null) ||
+			die "$1 '$2' is not a size" "use QEMU's syntax, e.g. 512, 512M or 4G" ;;
+	'') die "$1 is empty" "use QEMU's syntax, e.g. 512, 512M or 4G" ;;
+	*) b=$((10#$2 * 1048576)) ;;
+	esac
+	[ "$((b / 1048576))" -ge 64 ] && [ "$((b % 1048576))" -eq 0 ] ||
+		die "$1 '$2' is $b bytes: not a whole number of MiB, at least 64" \
+		    "use QEMU's syntax, e.g. 512 (MiB), 512M or 4G"
+	echo $((b / 1048576))
+}
+mem_mib=$(size_mib "guest memory" "$MEM") || exit
+mem_arg=${mem_mib}M
+if [ -n "$HOTPLUG" ]; then
+	max_mib=$(size_mib "-H (the most memory with hotplug)" "$HOTPLUG") || exit
+	[ "$max_mib" -gt "$mem_mib" ] ||
+		die "-H $HOTPLUG leaves no room to hot-add memory: it must be more than the guest's $MEM" "e.g. -m 1G -H 4G"
+	[ "$NUMA" -eq 1 ] || die "-H does not go with -n $NUMA" "drop -n: the hotplug tests use one node"
+	mem_arg="${mem_mib}M,slots=4,maxmem=${max_mib}M"
+fi
 [ "$((mem_mib % NUMA))" -eq 0 ] || die "$MEM does not split evenly over $NUMA NUMA nodes" "pick a multiple"
 [ -z "$PLUGIN_ON" ] || [ "$ACCEL" = tcg ] || die "-p (a TCG plugin) needs ACCEL=tcg, not $ACCEL" "drop ACCEL= or -p"
 
@@ -106,12 +126,13 @@ fi
 # time, CONFIG_JUMP_LABEL=y), and the guest died with "Oops: int3".
 accel=$ACCEL
 [ "$ACCEL" != tcg ] || accel=tcg,thread=single
-qemu=(qemu-system-x86_64 -machine pc -accel "$accel" -cpu max -m "${mem_mib}M" -smp "$CPUS"
+qemu=(qemu-system-x86_64 -machine pc -accel "$accel" -cpu max -m "$mem_arg" -smp "$CPUS"
 	-nodefaults -display none -no-reboot
 	-kernel "$kernel" -initrd "$OUT/initrd.cpio"
 	-serial "file:$OUT/console.log" -serial "file:$OUT/out.log" -serial "file:$OUT/status"
 	-append "console=ttyS0 panic=-1 rdinit=/init $APPEND")
 [ "$ICOUNT" != 1 ] || qemu+=(-icount shift=0,sleep=off)
+[ -z "$HOTPLUG" ] || qemu+=(-qmp "unix:$OUT/qmp.sock,server=on,wait=off")
 [ -z "$PLUGIN_ON" ] || qemu+=(-plugin "$BUILD/plugin/libpftag-cache.so${PLUGIN:+,$PLUGIN}")
 if [ "$NUMA" -gt 1 ]; then
 	for ((n = 0; n < NUMA; n++)); do
@@ -145,8 +166,13 @@ if [ "$QUIET" != 1 ]; then
 	tail -n +1 -F --pid=$qpid "$OUT/out.log" 2> /dev/null &
 	tpid=$!
 fi
+if [ -n "$HOTPLUG" ]; then
+	python3 "$TOP/scripts/qmp-relay.py" "$OUT/qmp.sock" "$OUT/out.log" "$qpid" > "$OUT/qmp.log" 2>&1 &
+	rpid=$!
+fi
 qrc=0
 wait $qpid || qrc=$?
+[ -z "$HOTPLUG" ] || wait "$rpid" || true
 [ "$QUIET" = 1 ] || wait "$tpid" || true
 rm -f "$OUT/initrd.cpio" "$OUT/run.cpio"
 rm -rf "$OUT/run.d"

@@ -104,6 +104,37 @@ debug_reports() {
 		grep -vE "${2:-^$}"
 }
 
+# report MODE TAP-FILE [SKIPS-FAIL]: one TAP line here per result of
+# a kselftest suite's TAP output, its failures with the test's log; with
+# SKIPS-FAIL set, a skipped test is a failure (a boot made for it).
+report() {
+	local mode=$1 tap=$2 skips_fail=${3:-} n=0
+	while IFS= read -r line; do
+		local name rest
+		case "$line" in
+		"ok "* | "not ok "*) ;;
+		*) continue ;;
+		esac
+		n=$((n + 1))
+		rest=${line#ok }
+		rest=${rest#not ok }
+		name=$(awk '{ print $2 }' <<< "$rest")
+		if [[ $line == "not ok "* ]]; then
+			fail "$mode: $name" "$(awk -v t="$name" '
+				$0 ~ "#  RUN +" t " " { on = 1; next }
+				on && /^(not )?ok / { exit }
+				on' "$tap")"
+		elif [[ $line == *"# SKIP"* && -n $skips_fail ]]; then
+			fail "$mode: $name" "skipped where it must run: ${line#*# SKIP }"
+		elif [[ $line == *"# SKIP"* ]]; then
+			skip "$mode: $name" "${line#*# SKIP }"
+		else
+			ok "$mode: $name"
+		fi
+	done < "$tap"
+	[ "$n" -gt 0 ] || fail "$mode: the suite printed TAP results" "$(tail -20 "$tap")"
+}
+
 # Distribution layouts of page->flags (scripts/config/layout-*.config)
 # that some boot tests run on too, each a debug build of its own: "debian"
 # (Debian's amd64 layout, 1 spare bit) by default; LAYOUTS="debian nine"

@@ -55,33 +55,6 @@ echo '== page-tags-end'; cat /sys/kernel/debug/alloc_tag/page_tags
 echo '== end'
 "
 
-# report MODE TAP-FILE: one TAP line here per result of the suite.
-report() {
-	local mode=$1 tap=$2 n=0
-	while IFS= read -r line; do
-		local name rest
-		case "$line" in
-		"ok "* | "not ok "*) ;;
-		*) continue ;;
-		esac
-		n=$((n + 1))
-		rest=${line#ok }
-		rest=${rest#not ok }
-		name=$(awk '{ print $2 }' <<< "$rest")
-		if [[ $line == "not ok "* ]]; then
-			fail "$mode: $name" "$(awk -v t="$name" '
-				$0 ~ "#  RUN +" t " " { on = 1; next }
-				on && /^(not )?ok / { exit }
-				on' "$tap")"
-		elif [[ $line == *"# SKIP"* ]]; then
-			skip "$mode: $name" "${line#*# SKIP }"
-		else
-			ok "$mode: $name"
-		fi
-	done < "$tap"
-	[ "$n" -gt 0 ] || fail "$mode: the suite printed TAP results" "$(tail -20 "$tap")"
-}
-
 # Runs: NAME KERNEL STORAGE [APPEND]; the distribution layouts' debug
 # builds (LAYOUTS, tests/lib.sh) choose page_ext by themselves.
 runs=("flags profiling page" "page_ext profiling page_ext sysctl.vm.mem_profiling=1,page_ext")

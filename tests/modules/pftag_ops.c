@@ -22,6 +22,9 @@
  *                     to the allocator, the first page stays
  *   folio ORDER N     N folio_alloc(ORDER), compound          SITE:folio
  *   vmalloc PAGES N   N vmalloc(PAGES pages)                  SITE:vmalloc
+ *   movable ORDER N   N alloc_pages(GFP_HIGHUSER_MOVABLE,     SITE:movable
+ *                     ORDER): ZONE_MOVABLE first, such as
+ *                     memory hot-added and onlined movable
  *   cache N           N pages in a cache that the module's    SITE:cache
  *                     shrinker gives back under memory pressure
  *   map ADDR N        N pages inserted into the calling       SITE:mapped
@@ -33,8 +36,10 @@
  *   free KIND         free everything held of KIND (for shared:
  *                     the extra references too), or "free all"
  *
- * Reading ctl gives "KIND COUNT" lines: what is held, and "cache_shrunk",
- * the pages the shrinker gave back so far. Unloading frees everything
+ * Reading ctl gives "KIND COUNT" lines: what is held, "cache_shrunk",
+ * the pages the shrinker gave back so far, and "movable_pfns FIRST LAST",
+ * the lowest and highest page frame numbers of the movable pages held (0 0
+ * when none). Unloading frees everything
  * held (not the mapped pages: they belong to the mappings).
  */
 #include <linux/debugfs.h>
@@ -50,10 +55,11 @@
 #define MAX_HELD 16384
 
 enum ops_kind { K_PAGES, K_BULK, K_EXACT, K_SPLIT, K_SHARED, K_RELEASED, K_FOLIO,
-		K_VMALLOC, NR_KINDS };
+		K_VMALLOC, K_MOVABLE, NR_KINDS };
 
 static const char * const kind_names[NR_KINDS] = {
 	"pages", "bulk", "exact", "split", "shared", "released", "folio", "vmalloc",
+	"movable",
 };
 
 struct held {
@@ -110,6 +116,11 @@ static noinline void *ops_vmalloc(unsigned long size)
 	return vmalloc(size); /* SITE:vmalloc */
 }
 
+static noinline struct page *ops_movable(unsigned int order)
+{
+	return alloc_pages(GFP_HIGHUSER_MOVABLE | __GFP_NOWARN, order); /* SITE:movable */
+}
+
 static noinline struct page *ops_cache(void)
 {
 	return alloc_page(GFP_KERNEL | __GFP_NOWARN); /* SITE:cache */
@@ -133,6 +144,7 @@ static void release_one(struct held *h)
 	switch (h->kind) {
 	case K_PAGES:
 	case K_SHARED:
+	case K_MOVABLE:
 		__free_pages(h->p, h->arg);
 		break;
 	case K_BULK:
@@ -248,6 +260,9 @@ static int do_alloc(unsigned int kind, unsigned int arg, unsigned int n)
 			break;
 		case K_VMALLOC:
 			p = ops_vmalloc((unsigned long)arg << PAGE_SHIFT);
+			break;
+		case K_MOVABLE:
+			p = ops_movable(arg);
 			break;
 		}
 		if (!p)
@@ -428,12 +443,20 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf,
 static ssize_t ctl_read(struct file *file, char __user *ubuf, size_t len, loff_t *ppos)
 {
 	unsigned int count[NR_KINDS] = { 0 }, i;
-	char buf[256];
+	unsigned long first = ULONG_MAX, last = 0;
+	char buf[320];
 	int n = 0;
 
 	mutex_lock(&ops_lock);
-	for (i = 0; i < nr_held; i++)
+	for (i = 0; i < nr_held; i++) {
 		count[held[i].kind]++;
+		if (held[i].kind == K_MOVABLE) {
+			unsigned long pfn = page_to_pfn((struct page *)held[i].p);
+
+			first = min(first, pfn);
+			last = max(last, pfn + (1UL << held[i].arg) - 1);
+		}
+	}
 	mutex_unlock(&ops_lock);
 	for (i = 0; i < NR_KINDS; i++)
 		n += scnprintf(buf + n, sizeof(buf) - n, "%s %u\n", kind_names[i], count[i]);
@@ -441,6 +464,8 @@ static ssize_t ctl_read(struct file *file, char __user *ubuf, size_t len, loff_t
 	n += scnprintf(buf + n, sizeof(buf) - n, "cache %lu\ncache_shrunk %lu\n",
 		       cache_count, cache_shrunk);
 	spin_unlock(&cache_lock);
+	n += scnprintf(buf + n, sizeof(buf) - n, "movable_pfns %lu %lu\n",
+		       count[K_MOVABLE] ? first : 0, last);
 	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
 }
 
