@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Page paths a small guest never takes, each in a boot made for it, in
-# both storage modes and on the debug build of Debian's layout (page_ext
-# by itself, its checks on): the alloc_tag kselftest's
+# both storage modes, on the debug build (page flags) and on the debug
+# build of Debian's layout (page_ext by itself), the debug checks on in
+# those two: the alloc_tag kselftest's
 #   - paths.hugetlb_demote: a 1 GiB huge page allocated at run time from
 #     the CMA area hugetlb_cma=1G reserves (a 5 GiB guest: QEMU puts 2 GiB above 4 GiB, where the area goes, below the early allocations at the top) and
 #     demoted to 2 MiB pages; mm/hugetlb.c's lines keep the bytes, the
@@ -26,6 +27,11 @@ echo '== end'
 
 # Runs: NAME KERNEL STORAGE [APPEND]
 runs=("flags profiling page" "page_ext profiling page_ext sysctl.vm.mem_profiling=1,page_ext")
+if err=$(build_profiling debug); then
+	runs+=("debug $(profiling_id debug) page")
+else
+	fail "debug: the debug build builds" "$err"
+fi
 for l in $LAYOUTS; do
 	if err=$(build_layout "$l"); then
 		runs+=("layout-$l $(layout_id "$l") page_ext")
