@@ -132,7 +132,7 @@ if [ -s "$a" ] && [ -s "$b" ]; then
 		awk -F'|' '$2 != $3 {
 			cause = "runtime noise: tasks, slab, kernel threads of this boot"
 			if ($1 ~ /func:alloc_page_ext$/) cause = "page_ext itself (not allocated in page-flags mode)"
-			else if ($1 ~ /func:module_idx_set$/) cause = "page-flags mode: its module index table"
+			else if ($1 ~ /func:module_map_grow$/) cause = "the module index map (its size follows the module loads of each boot)"
 			else if ($1 ~ /func:(p4d_alloc_one|vmap_init_nodes)$/)
 				cause = "early boot: allocated before page_ext is ready, tagged in page-flags mode only"
 			else if ($1 ~ /\[pftag_ops\]/) cause = "TEST TAG (must not differ)"
