@@ -81,6 +81,8 @@ unsigned long alloc_tag_module_space __ro_after_init;
  * to an empty map until a module tag first gets an index.
  */
 static struct alloc_tag_module_map module_map_empty;
+static DEFINE_PER_CPU(struct alloc_tag_counters, unowned_counters);
+struct alloc_tag alloc_tag_unowned = { .counters = &unowned_counters };
 struct alloc_tag_module_map *alloc_tag_module_map = &module_map_empty;
 static unsigned long module_map_bytes;		/* every map allocated */
 static DEFINE_IDA(module_idx_ida);	/* free module indices */
@@ -252,17 +254,19 @@ void alloc_tag_count_unindexed(unsigned int nr)
 static bool module_map_grow(unsigned long n)
 {
 	struct alloc_tag_module_map *old = alloc_tag_module_map, *map;
-	unsigned long size = max(old->size * 2, MODULE_MAP_MIN);
+	unsigned long size = max(old->size * 2, MODULE_MAP_MIN), i;
 
 	while (size <= n)
 		size *= 2;
 	size = min(size, alloc_tag_module_space);
 	/* A failure is handled, and reported, by alloc_tag_module_idx_get(). */
-	map = kvzalloc(struct_size(map, tags, size), GFP_KERNEL | __GFP_NOWARN);
+	map = kvmalloc(struct_size(map, tags, size), GFP_KERNEL | __GFP_NOWARN);
 	if (!map)
 		return false;
 	map->size = size;
 	memcpy(map->tags, old->tags, old->size * sizeof(map->tags[0]));
+	for (i = old->size; i < size; i++)
+		map->tags[i] = &alloc_tag_unowned;
 	module_map_bytes += struct_size(map, tags, size);
 	/* The map's contents before its address; the reader loads through it. */
 	smp_store_release(&alloc_tag_module_map, map);
@@ -364,7 +368,7 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 		if (idx < paged_idx_nbits && test_and_clear_bit(idx, paged_idx))
 			paged_idx_released++;
 		n = idx - alloc_tag_kernel_idx_end;
-		WRITE_ONCE(alloc_tag_module_map->tags[n], NULL);
+		WRITE_ONCE(alloc_tag_module_map->tags[n], &alloc_tag_unowned);
 		ida_free(&module_idx_ida, n);
 		/*
 		 * No page carries the index (the module has no live
@@ -570,6 +574,9 @@ static int storage_show(struct seq_file *m, void *v)
 		   alloc_tag_module_space - READ_ONCE(module_idx_used));
 	seq_printf(m, "module_map_entries: %lu\n", READ_ONCE(alloc_tag_module_map)->size);
 	seq_printf(m, "module_map_bytes: %lu\n", READ_ONCE(module_map_bytes));
+	/* Each such free subtracted a call from alloc_tag_unowned. */
+	seq_printf(m, "unowned_index_frees: %llu\n",
+		   -alloc_tag_read(&alloc_tag_unowned).calls);
 	seq_printf(m, "unindexed_module_loads: %lu\n", READ_ONCE(unindexed_module_loads));
 	seq_printf(m, "unindexed_tags: %lu\n", READ_ONCE(unindexed_tags));
 	seq_printf(m, "unindexed_allocations: %lu\n", atomic_long_read(&unindexed_allocs));

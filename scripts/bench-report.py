@@ -285,6 +285,12 @@ def main():
     p("")
     loops = per_set({s: int(re.search(r"loops=(\d+)", data[s][base]["sec"]["micro"]).group(1))
                      for s in sets})
+    fracs = {m.group(1) for s in sets for d in data[s].values()
+             for m in [re.search(r"pcp_high_fraction=(\d+)", d["sec"].get("micro", ""))] if m}
+    pcp_note = (" The per-CPU lists' sizes are fixed (`vm.percpu_pagelist_high_fraction=%s`: "
+                "no auto-tuning of `pcp->high`, and the lists hold a whole batch, which never "
+                "reaches the buddy allocator)." % "/".join(sorted(fracs))) if fracs else \
+        " The per-CPU lists' sizes were left to the allocator's auto-tuning."
     p("`tests/modules/pftag_bench.c`: %s pairs per case on a kthread bound to CPU 1, after 1/8 "
       "as many warm-up pairs; cost = ktime_get_ns() delta / pairs under `-icount shift=0` "
       "(1 ns = 1 instruction; exactly repeatable: two runs per boot, the first shown, the "
@@ -293,7 +299,7 @@ def main():
       "\"kernel tag\" to the kernel's first tag (`__start_alloc_tags`), set around the "
       "allocation exactly as `alloc_hooks()` does at a kernel call site. \"batch\" allocates "
       "4096 pages before freeing them, so that every operation touches another struct page "
-      "(and page_ext entry). Overhead against baseline in parentheses." % loops)
+      "(and page_ext entry).%s Overhead against baseline in parentheses." % (loops, pcp_note))
     p("")
     rep = 0.0
     for s in sets:

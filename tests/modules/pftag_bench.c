@@ -18,7 +18,9 @@
  * one allocation and its free. Under QEMU with -icount shift=0 the guest
  * clock counts instructions, so ns/loops is instructions per pair.
  * Every run first does loops/8 untimed iterations to fill the per-CPU
- * caches, so each timed loop starts warm.
+ * caches, so each timed loop starts warm; the batch cases at least one
+ * whole batch, so that their per-CPU lists hold what the timed rounds
+ * take from them.
  *
  * The cases:
  *   page-oN         alloc_pages(order N) and __free_pages(), a call site of
@@ -181,10 +183,13 @@ static int run_case(enum bench_case c, unsigned int order, unsigned int n)
 static int timed(const char *name, unsigned int run, enum bench_case c,
 		 unsigned int order)
 {
+	unsigned int warm = loops / 8 + 1;
 	u64 t0, t1;
 	int err;
 
-	err = run_case(c, order, loops / 8 + 1);
+	if (c == BATCH || c == BATCH_KTAG)
+		warm = max(warm, batch);
+	err = run_case(c, order, warm);
 	if (err)
 		return err;
 	t0 = ktime_get_ns();
