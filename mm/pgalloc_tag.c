@@ -495,8 +495,9 @@ void alloc_tag_idx_sub_check(unsigned long idx)
 
 /*
  * __pgalloc_tag_sub_ext - a page is being freed, page_ext storage:
- * uncharge it while profiling is on. Page-flags storage uncharges inline
- * (pgalloc_tag_sub_idx() in pgalloc_tag_sub()).
+ * uncharge its tag, if it has one, whether profiling is still on or not.
+ * Page-flags storage uncharges inline (pgalloc_tag_sub_idx() in
+ * pgalloc_tag_sub()).
  *
  * The page must lose its index, or its next allocation, if made while
  * profiling is off at run time and so left untagged, would be uncharged
@@ -517,8 +518,7 @@ void __pgalloc_tag_sub_ext(struct page *page, unsigned int order)
 	if (!ALLOC_TAG_EXT_MARKED && idx != ALLOC_TAG_IDX_NONE)
 		pgalloc_tag_ext_idx_write(page_ext, ALLOC_TAG_IDX_NONE);
 	page_ext_put(page_ext);
-	if (mem_alloc_profiling_enabled())
-		pgalloc_tag_sub_idx(idx, order);
+	pgalloc_tag_sub_idx(idx, order);
 }
 
 /*

@@ -1470,60 +1470,66 @@ TEST_F_TIMEOUT(paths, stress, 1800)
 
 TEST_F_TIMEOUT(paths, toggle_while_allocating, 300)
 {
-	struct site p0, f0, p1, s;
+	struct site p0, f0, o0, t0, a0;
 	char buf[16];
-	pid_t pid;
+	pid_t pids[4];
 	int i, status;
 
 	if (read_str(PROFILING, buf, sizeof(buf)) || write_str(PROFILING, "1"))
 		SKIP(return, PROFILING " is read-only (CONFIG_MEM_ALLOC_PROFILING_DEBUG)");
+	ASSERT_EQ(0, ops("free all"));
 	p0 = op("ops_pages");
 	f0 = op("ops_folio");
 
-	/* 1. Pages allocated while on, freed while off: not subtracted. */
+	/* 1. Pages allocated while on and freed while off: uncharged. */
 	ASSERT_EQ(0, ops("pages 0 64"));
+	EXPECT_SITE(op("ops_pages"), p0.bytes + 64 * page_size, p0.calls + 64,
+		    "allocated while on");
 	ASSERT_EQ(0, write_str(PROFILING, "0"));
 	ASSERT_EQ(0, ops("free pages"));
-	/* 2. Allocated while off, most likely the same pages (per-CPU lists
-	 * are last in, first out): charged to nobody...
+	EXPECT_SITE(op("ops_pages"), p0.bytes, p0.calls, "allocated while on, freed while off");
+	/*
+	 * 2. Allocated while off, most likely the same pages (per-CPU lists
+	 * are last in, first out): charged to nobody, and freed while on,
+	 * uncharged from nobody.
 	 */
 	ASSERT_EQ(0, ops("folio 0 64"));
 	ASSERT_EQ(0, write_str(PROFILING, "1"));
-	p1 = op("ops_pages");
-	EXPECT_SITE(p1, p0.bytes + 64 * page_size, p0.calls + 64, "freed while off");
-	/* ...and freed while on: subtracted from nobody. */
 	ASSERT_EQ(0, ops("free folio"));
-	EXPECT_SITE(op("ops_pages"), p1.bytes, p1.calls,
+	EXPECT_SITE(op("ops_pages"), p0.bytes, p0.calls,
 		    "pages allocated while off and freed while on leave other tags alone");
 	EXPECT_SITE(op("ops_folio"), f0.bytes, f0.calls, "folio site, allocated while off");
 	EXPECT_NO_NEGATIVE();
 
-	/* 3. Switched off and on while a process allocates and frees. */
-	p1 = op("ops_pages");
-	pid = fork();
-	if (pid == 0) {
-		signal(SIGALRM, on_alarm);
-		alarm(5);
-		while (!READ_STOP()) {
-			ops("pages 0 8");
-			ops("pages 2 2");
-			ops("free pages");
-		}
-		_exit(0);
-	}
+	/*
+	 * 3. Switched off and on 40 times while every page path runs (the
+	 * stress test's workers: every pftag_ops kind, migration,
+	 * compaction, THP split, module load and unload): once everything
+	 * is freed, every site is back to its exact start.
+	 */
+	settle();
+	o0 = op("");
+	t0 = migration_targets();
+	a0 = anon_site();
+	pids[0] = spawn(ops_worker_a, 5);
+	pids[1] = spawn(ops_worker_b, 5);
+	pids[2] = spawn(worker_migrate, 5);
+	pids[3] = spawn(worker_modules, 5);
 	for (i = 0; i < 40; i++) {
-		write_str(PROFILING, i & 1 ? "1" : "0");
+		EXPECT_EQ(0, write_str(PROFILING, i & 1 ? "1" : "0"));
 		usleep(100000);
 	}
-	write_str(PROFILING, "1");
-	waitpid(pid, &status, 0);
-	ops("free all");
-	s = op("ops_pages");
-	TH_LOG("ops_pages after toggling: %lld bytes %lld calls (was %lld %lld)",
-	       s.bytes, s.calls, p1.bytes, p1.calls);
-	EXPECT_LE(0, s.bytes);
-	EXPECT_LE(0, s.calls);
-	EXPECT_EQ(0, s.bytes % page_size);
+	EXPECT_EQ(0, write_str(PROFILING, "1"));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("worker %d", i);
+	}
+	ASSERT_EQ(0, ops("free all"));
+	EXPECT_SITE(op(""), o0.bytes, o0.calls, "every pftag_ops site back to its start");
+	EXPECT_EQ(0, module_loaded("pftag_pages"));
+	EXPECT_SITE(site_now("pftag_pages", ""), 0, 0, "pftag_pages gone");
+	EXPECT_SITE(migration_targets(), t0.bytes, t0.calls, "migration target sites");
+	EXPECT_NEAR(a0.bytes, anon_site().bytes, ANON_SLACK * page_size, "anon site");
 	EXPECT_NO_NEGATIVE();
 }
 
