@@ -288,8 +288,8 @@ def main():
     fracs = {m.group(1) for s in sets for d in data[s].values()
              for m in [re.search(r"pcp_high_fraction=(\d+)", d["sec"].get("micro", ""))] if m}
     pcp_note = (" The per-CPU lists' sizes are fixed (`vm.percpu_pagelist_high_fraction=%s`: "
-                "no auto-tuning of `pcp->high`, and the lists hold a whole batch, which never "
-                "reaches the buddy allocator)." % "/".join(sorted(fracs))) if fracs else \
+                "no auto-tuning of `pcp->high`; the batch cases repeat within a boot, not between "
+                "boots)." % "/".join(sorted(fracs))) if fracs else \
         " The per-CPU lists' sizes were left to the allocator's auto-tuning."
     p("`tests/modules/pftag_bench.c`: %s pairs per case on a kthread bound to CPU 1, after 1/8 "
       "as many warm-up pairs; cost = ktime_get_ns() delta / pairs under `-icount shift=0` "
