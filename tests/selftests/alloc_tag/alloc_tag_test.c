@@ -1434,46 +1434,74 @@ static unsigned int stress_seconds(void)
 static void ops_worker_a(void) { worker_ops(1); }
 static void ops_worker_b(void) { worker_ops(2); }
 
-TEST_F_TIMEOUT(paths, stress, 1800)
-{
-	unsigned int seconds = stress_seconds();
-	struct site o0, t0, a0, o1;
-	pid_t pids[4];
-	int i, status;
+#define NR_WORKERS 4
 
-	ASSERT_EQ(0, ops("free all"));
-	settle();
-	o0 = op("");
-	t0 = migration_targets();
-	a0 = anon_site();
-	TH_LOG("%u seconds of concurrent allocation, free, split, migration and module load/unload",
-	       seconds);
+/* Every page path at once for @seconds: pftag_ops kinds, migration, modules. */
+static void spawn_workers(pid_t *pids, unsigned int seconds)
+{
 	pids[0] = spawn(ops_worker_a, seconds);
 	pids[1] = spawn(ops_worker_b, seconds);
 	pids[2] = spawn(worker_migrate, seconds);
 	pids[3] = spawn(worker_modules, seconds);
-	for (i = 0; i < 4; i++) {
+}
+
+/* The sites the workers charge, before they run. */
+struct worker_sites {
+	struct site ops, targets, anon;
+};
+
+static struct worker_sites worker_sites(void)
+{
+	return (struct worker_sites){ op(""), migration_targets(), anon_site() };
+}
+
+/*
+ * Wait for the workers, free what pftag_ops holds, and expect every site
+ * they charge back at @w: exact but for the anon site's slack.
+ */
+static void expect_workers_undone(struct __test_metadata *_metadata, pid_t *pids,
+				  struct worker_sites w)
+{
+	int i, status;
+
+	for (i = 0; i < NR_WORKERS; i++) {
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("worker %d", i);
 	}
 	ASSERT_EQ(0, ops("free all"));
-	o1 = op("");
-	EXPECT_SITE(o1, o0.bytes, o0.calls, "every pftag_ops site back to its start");
+	EXPECT_SITE(op(""), w.ops.bytes, w.ops.calls, "every pftag_ops site back to its start");
 	EXPECT_EQ(0, module_loaded("pftag_pages"));
 	EXPECT_SITE(site_now("pftag_pages", ""), 0, 0, "pftag_pages gone");
-	EXPECT_SITE(migration_targets(), t0.bytes, t0.calls, "migration target sites");
-	EXPECT_NEAR(a0.bytes, anon_site().bytes, ANON_SLACK * page_size, "anon site");
+	EXPECT_SITE(migration_targets(), w.targets.bytes, w.targets.calls,
+		    "migration target sites");
+	EXPECT_NEAR(w.anon.bytes, anon_site().bytes, ANON_SLACK * page_size, "anon site");
 	EXPECT_NO_NEGATIVE();
+}
+
+TEST_F_TIMEOUT(paths, stress, 1800)
+{
+	unsigned int seconds = stress_seconds();
+	struct worker_sites w;
+	pid_t pids[NR_WORKERS];
+
+	ASSERT_EQ(0, ops("free all"));
+	settle();
+	w = worker_sites();
+	TH_LOG("%u seconds of concurrent allocation, free, split, migration and module load/unload",
+	       seconds);
+	spawn_workers(pids, seconds);
+	expect_workers_undone(_metadata, pids, w);
 }
 
 /* -------- profiling switched at run time -------- */
 
 TEST_F_TIMEOUT(paths, toggle_while_allocating, 300)
 {
-	struct site p0, f0, o0, t0, a0;
+	struct worker_sites w;
+	pid_t pids[NR_WORKERS];
+	struct site p0, f0;
 	char buf[16];
-	pid_t pids[4];
-	int i, status;
+	int i;
 
 	if (read_str(PROFILING, buf, sizeof(buf)) || write_str(PROFILING, "1"))
 		SKIP(return, PROFILING " is read-only (CONFIG_MEM_ALLOC_PROFILING_DEBUG)");
@@ -1508,29 +1536,14 @@ TEST_F_TIMEOUT(paths, toggle_while_allocating, 300)
 	 * is freed, every site is back to its exact start.
 	 */
 	settle();
-	o0 = op("");
-	t0 = migration_targets();
-	a0 = anon_site();
-	pids[0] = spawn(ops_worker_a, 5);
-	pids[1] = spawn(ops_worker_b, 5);
-	pids[2] = spawn(worker_migrate, 5);
-	pids[3] = spawn(worker_modules, 5);
+	w = worker_sites();
+	spawn_workers(pids, 5);
 	for (i = 0; i < 40; i++) {
 		EXPECT_EQ(0, write_str(PROFILING, i & 1 ? "1" : "0"));
 		usleep(100000);
 	}
 	EXPECT_EQ(0, write_str(PROFILING, "1"));
-	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
-		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("worker %d", i);
-	}
-	ASSERT_EQ(0, ops("free all"));
-	EXPECT_SITE(op(""), o0.bytes, o0.calls, "every pftag_ops site back to its start");
-	EXPECT_EQ(0, module_loaded("pftag_pages"));
-	EXPECT_SITE(site_now("pftag_pages", ""), 0, 0, "pftag_pages gone");
-	EXPECT_SITE(migration_targets(), t0.bytes, t0.calls, "migration target sites");
-	EXPECT_NEAR(a0.bytes, anon_site().bytes, ANON_SLACK * page_size, "anon site");
-	EXPECT_NO_NEGATIVE();
+	expect_workers_undone(_metadata, pids, w);
 }
 
 int main(int argc, char **argv)
