@@ -77,13 +77,17 @@ unsigned long alloc_tag_module_space __ro_after_init;
  * before the index is stored in the tag, so a page can carry an index only
  * after its entry is visible. Written under the alloc_tags codetag type's
  * mod_lock (the module load and unload callbacks), which also serializes
- * growing the map; read locklessly by alloc_tag_module_from_n(). It points
+ * growing the map; read locklessly by alloc_tag_module_from_n(), and by
+ * pgalloc_tag_sub_idx() through alloc_tag_module_by_k. It points
  * to an empty map until a module tag first gets an index.
  */
 static struct alloc_tag_module_map module_map_empty;
 static DEFINE_PER_CPU(struct alloc_tag_counters, unowned_counters);
 struct alloc_tag alloc_tag_unowned = { .counters = &unowned_counters };
 struct alloc_tag_module_map *alloc_tag_module_map = &module_map_empty;
+/* The free path's view of the map (pgalloc_tag.h); none yet: no index. */
+unsigned long alloc_tag_module_k_end;
+unsigned long alloc_tag_module_by_k;
 static unsigned long module_map_bytes;		/* every map allocated */
 static DEFINE_IDA(module_idx_ida);	/* free module indices */
 
@@ -270,6 +274,16 @@ static bool module_map_grow(unsigned long n)
 	module_map_bytes += struct_size(map, tags, size);
 	/* The map's contents before its address; the reader loads through it. */
 	smp_store_release(&alloc_tag_module_map, map);
+	/*
+	 * The free path's base and bound (pgalloc_tag_sub_idx()): the map's
+	 * contents before the base, the base before the bound, so that a
+	 * reader that sees the new bound reads the new base or a later one.
+	 */
+	smp_store_release(&alloc_tag_module_by_k, (unsigned long)map->tags -
+			  alloc_tag_kernel_tags * sizeof(map->tags[0]));
+	/* The base before the bound: pairs with the free path's second smp_rmb(). */
+	smp_wmb();
+	WRITE_ONCE(alloc_tag_module_k_end, alloc_tag_kernel_tags + size);
 	return true;
 }
 
@@ -319,9 +333,10 @@ void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
 		/*
 		 * The map entry (WRITE_ONCE() in module_idx_set()) is
 		 * visible before the index. Pairs with smp_rmb() in
-		 * alloc_tag_module_from_n(): an allocating CPU reads
-		 * tags[i].idx, a page carries it from then on, and the
-		 * decode loads the map after the index from that page.
+		 * alloc_tag_module_map_load() and pgalloc_tag_sub_idx():
+		 * an allocating CPU reads tags[i].idx, a page carries it
+		 * from then on, and the decode loads the map (or its bound)
+		 * after the index from that page.
 		 */
 		smp_wmb();
 		WRITE_ONCE(tags[i].idx, alloc_tag_kernel_idx_end + n);

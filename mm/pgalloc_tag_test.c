@@ -281,8 +281,9 @@ static void neighbour_bits_concurrent(struct kunit *test)
 static void module_table_grow_release(struct kunit *test)
 {
 	const unsigned long nr = 1100;	/* more than a page of map entries */
-	struct alloc_tag *tags, *again;
-	unsigned long i, first;
+	const struct alloc_tag_module_map *map;
+	struct alloc_tag *tags, *again, *last;
+	unsigned long i, k, first;
 
 	skip_unindexed(test);
 
@@ -291,16 +292,35 @@ static void module_table_grow_release(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, tags);
 	KUNIT_ASSERT_NOT_NULL(test, again);
 
+	/* The last tag has counters: the free path uncharges it below. */
+	last = &tags[nr - 1];
+	last->counters = alloc_percpu(struct alloc_tag_counters);
+	KUNIT_ASSERT_NOT_NULL(test, last->counters);
+
 	/* Module loads and unloads wait while the helpers run. */
 	alloc_tag_lock_module_list(true);
 	alloc_tag_module_idx_get(tags, nr, "kunit");
 	for (i = 0; i < nr; i++) {
-		KUNIT_ASSERT_GE(test, tags[i].idx, alloc_tag_kernel_idx_end);
+		KUNIT_EXPECT_GE(test, tags[i].idx, alloc_tag_kernel_idx_end);
 		KUNIT_EXPECT_LE(test, tags[i].idx, idx_limit());
 		KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(tags[i].idx), &tags[i].ct);
 		if (i)
 			KUNIT_EXPECT_NE(test, tags[i].idx, tags[i - 1].idx);
 	}
+
+	/*
+	 * The free path's base and bound describe the current map, and a
+	 * page freed with the last tag's index uncharges that tag.
+	 */
+	map = READ_ONCE(alloc_tag_module_map);
+	k = last->idx - ALLOC_TAG_IDX_FIRST;
+	KUNIT_EXPECT_EQ(test, alloc_tag_module_k_end, alloc_tag_kernel_tags + map->size);
+	KUNIT_EXPECT_EQ(test, alloc_tag_module_by_k + k * sizeof(map->tags[0]),
+			(unsigned long)&map->tags[last->idx - alloc_tag_kernel_idx_end]);
+	alloc_tag_charge_pages(last, 2);
+	pgalloc_tag_sub_idx(last->idx, 2);
+	KUNIT_EXPECT_EQ(test, alloc_tag_read(last).calls, 0);
+	KUNIT_EXPECT_EQ(test, alloc_tag_read(last).bytes, 0);
 
 	first = tags[0].idx;
 	alloc_tag_module_idx_put(tags, nr, false);
@@ -331,6 +351,7 @@ static void module_table_grow_release(struct kunit *test)
 		KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_to_ct(again[i].idx), &again[i].ct);
 	alloc_tag_module_idx_put(again, nr, false);
 	alloc_tag_lock_module_list(false);
+	free_percpu(last->counters);
 }
 
 static const unsigned int capacity_bits[] = {
