@@ -202,9 +202,33 @@ flock -u 8
 secs=$(($(date +%s) - start))
 
 host=$(hostname -s)
-base=$RESULTS/$(date +%Y-%m-%d)-$host
 mkdir -p "$RESULTS"
-prev=$(ls -t "$RESULTS"/*.json 2> /dev/null | head -n 1 || true)
+# The previous run: of the results already there, the one of the most
+# patches (its JSON's "series", base-N-g...), then the latest name. Not
+# the newest file: a clone gives every file the same time.
+prev=$(python3 - "$RESULTS" <<'PY'
+import glob, json, os, re, sys
+best = None
+for f in glob.glob(os.path.join(sys.argv[1], "*.json")):
+    try:
+        with open(f) as fh:
+            series = json.load(fh).get("series", "")
+    except (OSError, ValueError):
+        continue
+    m = re.match(r"base-(\d+)-g", series)
+    key = (int(m.group(1)) if m else -1, os.path.basename(f))
+    if best is None or key > best[0]:
+        best = (key, f)
+print(best[1] if best else "")
+PY
+)
+# A run does not overwrite an earlier one of the same day and host.
+base=$RESULTS/$(date +%Y-%m-%d)-$host
+n=2
+while [ -e "$base.json" ] || [ -e "$base.md" ]; do
+	base=$RESULTS/$(date +%Y-%m-%d)-$host-run$n
+	n=$((n + 1))
+done
 python3 "$TOP/scripts/bench-report.py" --out "$OUT" --md "$base.md" --png "$base.png" \
 	--json "$base.json" ${prev:+--previous "$prev"} \
 	--seconds "$secs" --rounds "$ROUNDS" --sets "$SETS" --configs "$(printf '%s\n' "${CONFIGS[@]}")"
