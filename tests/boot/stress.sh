@@ -29,6 +29,10 @@ for mode in flags page_ext; do
 	fi
 	tap=$(section selftest "$o/$mode/out.log")
 	r=$(grep -E '^(not )?ok [0-9]+ paths.stress' <<< "$tap")
+	# What the workers did, for the record (the selftest fails a worker
+	# that completed no round).
+	rounds=$(grep -o 'stress:rounds: .*' <<< "$tap" | head -n 1)
+	[ -z "$rounds" ] || echo "#   info: $mode: $seconds s, ${rounds#stress:}"
 	if [[ $r == "ok "* ]]; then
 		ok "$mode: $seconds s of stress: every test tag back to its start, nothing negative"
 	else

@@ -1344,8 +1344,23 @@ static void on_alarm(int sig)
 	stop = 1;
 }
 
+#define NR_WORKERS 4
+
+/*
+ * Rounds each worker completed (slot: ops a, ops b, migration, modules),
+ * in memory the forked workers share with the test.
+ */
+static unsigned long *worker_rounds;
+
+static void worker_round_done(int slot)
+{
+	__atomic_add_fetch(&worker_rounds[slot], 1, __ATOMIC_RELAXED);
+}
+
 static void worker_ops(unsigned int seed)
 {
+	const int seed_slot = seed - 1;
+
 	while (!READ_STOP()) {
 		int order = rand_r(&seed) % 5;
 
@@ -1363,6 +1378,7 @@ static void worker_ops(unsigned int seed)
 		ops("free shared");
 		if (rand_r(&seed) % 4 == 0)
 			ops("free all");
+		worker_round_done(seed_slot);
 	}
 	ops("free all");
 }
@@ -1399,6 +1415,7 @@ static void worker_migrate(void)
 			write_str(THP_SPLIT, buf);
 			munmap(h, 2 * huge);
 		}
+		worker_round_done(2);
 	}
 	munmap(p, pages * page_size);
 }
@@ -1406,8 +1423,9 @@ static void worker_migrate(void)
 static void worker_modules(void)
 {
 	while (!READ_STOP()) {
-		if (!load_module("pftag_pages", "counts=1,1,1"))
-			unload_module("pftag_pages");
+		if (!load_module("pftag_pages", "counts=1,1,1") &&
+		    !unload_module("pftag_pages"))
+			worker_round_done(3);
 	}
 }
 
@@ -1434,11 +1452,16 @@ static unsigned int stress_seconds(void)
 static void ops_worker_a(void) { worker_ops(1); }
 static void ops_worker_b(void) { worker_ops(2); }
 
-#define NR_WORKERS 4
-
 /* Every page path at once for @seconds: pftag_ops kinds, migration, modules. */
 static void spawn_workers(pid_t *pids, unsigned int seconds)
 {
+	if (!worker_rounds)
+		worker_rounds = mmap(NULL, NR_WORKERS * sizeof(*worker_rounds),
+				     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (worker_rounds == MAP_FAILED)
+		worker_rounds = NULL;
+	if (worker_rounds)
+		memset(worker_rounds, 0, NR_WORKERS * sizeof(*worker_rounds));
 	pids[0] = spawn(ops_worker_a, seconds);
 	pids[1] = spawn(ops_worker_b, seconds);
 	pids[2] = spawn(worker_migrate, seconds);
@@ -1468,6 +1491,12 @@ static void expect_workers_undone(struct __test_metadata *_metadata, pid_t *pids
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("worker %d", i);
 	}
+	/* Every worker got round at least once: the paths really ran. */
+	ASSERT_NE(NULL, worker_rounds);
+	for (i = 0; i < NR_WORKERS; i++)
+		EXPECT_LT(0, worker_rounds[i]) TH_LOG("worker %d completed no round", i);
+	TH_LOG("rounds: pftag_ops %lu + %lu, migration %lu, module load+unload %lu",
+	       worker_rounds[0], worker_rounds[1], worker_rounds[2], worker_rounds[3]);
 	ASSERT_EQ(0, ops("free all"));
 	EXPECT_SITE(op(""), w.ops.bytes, w.ops.calls, "every pftag_ops site back to its start");
 	EXPECT_EQ(0, module_loaded("pftag_pages"));
