@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define START ".byte 0x0f,0x1f,0x80; .long 0x50465453\n\t"
 #define END ".byte 0x0f,0x1f,0x80; .long 0x50465445\n\t"
@@ -89,8 +90,15 @@ int main(int argc, char **argv)
 	}
 	memset(mem, 1, size + 4096);
 	base = mem + offset;
+	/*
+	 * Poll every 100 us, not with sched_yield(): with two instances
+	 * yielding on both CPUs of an -icount guest, the kernel's switch
+	 * from tsc-early to tsc, when it fell into the wait (a kernel that
+	 * boots faster gets there sooner), never finished ("Switched to
+	 * clocksource tsc" never came), and the guest hung.
+	 */
 	while (go && (stat(go, &st) || !st.st_size))
-		sched_yield();
+		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
 
 	for (r = 0; r < runs; r++) {
 		if (!strcmp(mode, "load")) {
