@@ -283,6 +283,7 @@ static void module_table_grow_release(struct kunit *test)
 	const unsigned long nr = 1100;	/* more than a page of map entries */
 	const struct alloc_tag_module_map *map;
 	struct alloc_tag *tags, *again, *last;
+	struct alloc_tag_counters counters;
 	unsigned long i, k, first;
 
 	skip_unindexed(test);
@@ -319,8 +320,9 @@ static void module_table_grow_release(struct kunit *test)
 			(unsigned long)&map->tags[last->idx - alloc_tag_kernel_idx_end]);
 	alloc_tag_charge_pages(last, 2);
 	pgalloc_tag_sub_idx(last->idx, 2);
-	KUNIT_EXPECT_EQ(test, alloc_tag_read(last).calls, 0);
-	KUNIT_EXPECT_EQ(test, alloc_tag_read(last).bytes, 0);
+	counters = alloc_tag_read(last);
+	KUNIT_EXPECT_EQ(test, counters.calls, 0);
+	KUNIT_EXPECT_EQ(test, counters.bytes, 0);
 
 	first = tags[0].idx;
 	alloc_tag_module_idx_put(tags, nr, false);

@@ -1357,9 +1357,10 @@ static void worker_round_done(int slot)
 	__atomic_add_fetch(&worker_rounds[slot], 1, __ATOMIC_RELAXED);
 }
 
-static void worker_ops(unsigned int seed)
+/* @slot: 0 or 1, the worker's counter, and its random seed less one. */
+static void worker_ops(int slot)
 {
-	const int seed_slot = seed - 1;
+	unsigned int seed = slot + 1;
 
 	while (!READ_STOP()) {
 		int order = rand_r(&seed) % 5;
@@ -1378,7 +1379,7 @@ static void worker_ops(unsigned int seed)
 		ops("free shared");
 		if (rand_r(&seed) % 4 == 0)
 			ops("free all");
-		worker_round_done(seed_slot);
+		worker_round_done(slot);
 	}
 	ops("free all");
 }
@@ -1449,23 +1450,30 @@ static unsigned int stress_seconds(void)
 	return env && atoi(env) > 0 ? atoi(env) : 10;
 }
 
-static void ops_worker_a(void) { worker_ops(1); }
-static void ops_worker_b(void) { worker_ops(2); }
+static void ops_worker_a(void) { worker_ops(0); }
+static void ops_worker_b(void) { worker_ops(1); }
 
-/* Every page path at once for @seconds: pftag_ops kinds, migration, modules. */
-static void spawn_workers(pid_t *pids, unsigned int seconds)
+/*
+ * Every page path at once for @seconds: pftag_ops kinds, migration, modules.
+ * Returns -1, with no worker started, when the shared round counters cannot
+ * be mapped.
+ */
+static int spawn_workers(pid_t *pids, unsigned int seconds)
 {
-	if (!worker_rounds)
-		worker_rounds = mmap(NULL, NR_WORKERS * sizeof(*worker_rounds),
-				     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (worker_rounds == MAP_FAILED)
-		worker_rounds = NULL;
-	if (worker_rounds)
-		memset(worker_rounds, 0, NR_WORKERS * sizeof(*worker_rounds));
+	if (!worker_rounds) {
+		void *m = mmap(NULL, NR_WORKERS * sizeof(*worker_rounds),
+			       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			return -1;
+		worker_rounds = m;
+	}
+	memset(worker_rounds, 0, NR_WORKERS * sizeof(*worker_rounds));
 	pids[0] = spawn(ops_worker_a, seconds);
 	pids[1] = spawn(ops_worker_b, seconds);
 	pids[2] = spawn(worker_migrate, seconds);
 	pids[3] = spawn(worker_modules, seconds);
+	return 0;
 }
 
 /* The sites the workers charge, before they run. */
@@ -1492,7 +1500,6 @@ static void expect_workers_undone(struct __test_metadata *_metadata, pid_t *pids
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("worker %d", i);
 	}
 	/* Every worker got round at least once: the paths really ran. */
-	ASSERT_NE(NULL, worker_rounds);
 	for (i = 0; i < NR_WORKERS; i++)
 		EXPECT_LT(0, worker_rounds[i]) TH_LOG("worker %d completed no round", i);
 	TH_LOG("rounds: pftag_ops %lu + %lu, migration %lu, module load+unload %lu",
@@ -1518,7 +1525,8 @@ TEST_F_TIMEOUT(paths, stress, 1800)
 	w = worker_sites();
 	TH_LOG("%u seconds of concurrent allocation, free, split, migration and module load/unload",
 	       seconds);
-	spawn_workers(pids, seconds);
+	ASSERT_EQ(0, spawn_workers(pids, seconds))
+		TH_LOG("no shared memory for the workers' round counters: %s", strerror(errno));
 	expect_workers_undone(_metadata, pids, w);
 }
 
@@ -1566,7 +1574,8 @@ TEST_F_TIMEOUT(paths, toggle_while_allocating, 300)
 	 */
 	settle();
 	w = worker_sites();
-	spawn_workers(pids, 5);
+	ASSERT_EQ(0, spawn_workers(pids, 5))
+		TH_LOG("no shared memory for the workers' round counters: %s", strerror(errno));
 	for (i = 0; i < 40; i++) {
 		EXPECT_EQ(0, write_str(PROFILING, i & 1 ? "1" : "0"));
 		usleep(100000);
