@@ -10,7 +10,7 @@ export V FRAGMENTS
 # Guest options of `make boot`, passed to scripts/boot.sh as they are.
 export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 
-.PHONY: help deps assemble export check-export series check-bisect build allocinfo selftest initramfs boot run test stress bench clean distclean
+.PHONY: help deps assemble export check-export series check-bisect build allocinfo selftest initramfs boot run test stress mm-selftests bench clean distclean
 
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
@@ -31,6 +31,8 @@ help:
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
 	@echo 'make selftest     the alloc_tag kselftest, static, for the guest (build/guest)'
 	@echo 'make stress       the concurrent stress test, long (STRESS_SECONDS=, default 240)'
+	@echo 'make mm-selftests the kernel'"'"'s mm selftests on baseline and both profiling modes,'
+	@echo '                  compared test by test (about 4 min; NO_BUILD=1: kernels as built)'
 	@echo 'make deps         install the Debian packages that are missing (root)'
 	@echo 'make clean        remove the build outputs, keep build/linux and ccache'
 	@echo 'make distclean    remove build/ entirely'
@@ -93,13 +95,21 @@ test: deps assemble allocinfo selftest
 stress: deps assemble allocinfo selftest
 	@STRESS_SECONDS=$${STRESS_SECONDS:-240} tests/run.sh boot/stress
 
+# The kernel's mm selftests (tools/testing/selftests/mm), static, in
+# guests of the baseline kernel and of both modes of the profiling kernel,
+# compared test by test (tests/long/mm-selftests.sh). Not part of
+# `make test`: about 4 minutes, three more boots.
+mm-selftests: deps assemble
+	@mkdir -p build/test
+	@set -o pipefail; tests/long/mm-selftests.sh | tee build/test/long-mm-selftests.log
+
 # Not part of `make test`: figures, not assertions (tests/boot/bench-smoke.sh
 # only checks that the microbenchmark runs and parses).
 bench: deps assemble
 	@scripts/bench.sh
 
 clean:
-	rm -rf build/obj build/boot build/guest build/test
+	rm -rf build/obj build/boot build/guest build/test build/mm-selftests
 	@$(MAKE) -s -C allocinfo clean
 
 distclean:
