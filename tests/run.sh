@@ -12,12 +12,13 @@ pass=0 failed=0 skipped=0
 failures=()
 
 run_one() {
-	local t=$1 name log rc=0
+	local t=$1 name log rc=0 t0=$SECONDS
 	name=${t#tests/}
 	name=${name%.sh}
 	log=build/test/${name//\//-}.log
 	echo "== $name"
 	"$t" > "$log" 2>&1 || rc=$?
+	echo "-- $name: $((SECONDS - t0)) s"
 	grep -E '^(not )?ok |^#' "$log" | grep -v '^# ' || true
 	grep -E '^#   ' "$log" | head -40 || true
 	local p f s
@@ -97,7 +98,7 @@ done
 	echo "# the background build of the debug kernels failed (log: build/test/prebuild.log)"
 
 echo
-echo "$pass passed, $failed failed, $skipped skipped"
+echo "$pass passed, $failed failed, $skipped skipped ($((SECONDS / 60)) min $((SECONDS % 60)) s)"
 if [ $failed -gt 0 ]; then
 	printf 'failed: %s\n' "${failures[@]}"
 	exit 1
