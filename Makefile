@@ -25,7 +25,7 @@ help:
 	@echo 'make series       build/series: the series numbered for mailing, git am-able,'
 	@echo '                  and a cover letter (patches/cover-letter.txt)'
 	@echo 'make check-bisect build and boot every patch of the series on its own (long);'
-	@echo "                  BISECT='-n' dry run, '-f N' from step N"
+	@echo "                  BISECT='-n' dry run, '-f N' from step N, '-a' redo passed steps"
 	@echo 'make bench        cost of page-flags mode vs page_ext and no profiling:'
 	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'

@@ -10,6 +10,8 @@
 #   -n     dry run: print every step's commit and the commands, build and
 #          boot nothing
 #
+#   -a     check again the steps that passed before (see below)
+#
 # Speed: one work tree (build/bisect/linux) and one build directory
 # (build/obj/bisect) serve every step and every run; git checkout rewrites
 # only the files a step changes, so each build is incremental, and ccache
@@ -17,15 +19,23 @@
 # the tests are not built; the boot is 256 MiB, 1 vCPU, 120 s at most.
 # The result, one line per step, is printed and kept in
 # build/bisect/result.txt, the logs of a failed step next to it.
+#
+# Resumable: a step that passed leaves a record in build/bisect/ok/,
+# named by its commit and by the config fragments it was built with, as
+# soon as it passed. A later run takes such a step as checked and says
+# so ("ok (before)"), so an interrupted run goes on where it stopped,
+# and after a change to patch N only the steps from N on are redone
+# (their commits are new). -a checks every step again.
 STEP=check-bisect
 . "$(dirname "$0")/lib.sh"
 
-from=1 dry=0
-while getopts "f:n" opt; do
+from=1 dry=0 again=0
+while getopts "af:n" opt; do
 	case $opt in
+	a) again=1 ;;
 	f) from=$OPTARG ;;
 	n) dry=1 ;;
-	*) die "usage: check-bisect.sh [-f N] [-n]" "see the comment at the top of scripts/check-bisect.sh" ;;
+	*) die "usage: check-bisect.sh [-a] [-f N] [-n]" "see the comment at the top of scripts/check-bisect.sh" ;;
 	esac
 done
 case $from in '' | *[!0-9]*) die "-f takes a step number" "e.g. -f 3" ;; esac
@@ -57,6 +67,11 @@ if [ "$dry" = 0 ]; then
 fi
 
 result=$dir/result.txt
+okdir=$dir/ok
+mkdir -p "$okdir"
+# What a step's record depends on besides its commit: the fragments
+# scripts/build.sh reads for the profiling config.
+frags_sum=$(cat "$TOP"/scripts/config/{base,mm,profiling}.config | sha1sum | cut -c1-12)
 [ "$dry" = 1 ] || { rm -f "$dir"/build-*.log "$dir"/boot-*.log "$dir"/console-*.log; : > "$result.new"; }
 failed=0 k=0
 for c in "${commits[@]}"; do
@@ -71,6 +86,11 @@ for c in "${commits[@]}"; do
 		echo "  scripts/initramfs.sh $id"
 		printf '  '
 		"$TOP/scripts/boot.sh" -d -k "$id" -m 256M -c 1 -t 120 -o "$BUILD/boot/bisect" true | sed "s|$TOP/||g"
+		continue
+	fi
+	rec=$okdir/$c-$frags_sum
+	if [ "$again" = 0 ] && [ -s "$rec" ]; then
+		echo "ok   $line ($(cat "$rec"), before)" | tee -a "$result.new"
 		continue
 	fi
 	git -C "$wt" checkout -q -f --detach "$c" || die "cannot check out $c in $wt" "remove $wt and run again"
@@ -100,7 +120,8 @@ for c in "${commits[@]}"; do
 		failed=1
 		continue
 	fi
-	echo "ok   $line (build $tb s, boot $((SECONDS - t0)) s)" | tee -a "$result.new"
+	echo "build $tb s, boot $((SECONDS - t0)) s, $(date -u +%Y-%m-%d)" > "$rec"
+	echo "ok   $line ($(cat "$rec"))" | tee -a "$result.new"
 	rm -f "$dir/build-$k.log" "$dir/boot-$k.log"
 done
 [ "$dry" = 0 ] || exit 0
