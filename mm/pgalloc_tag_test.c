@@ -136,12 +136,16 @@ static void page_ext_slot(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	tag = pgalloc_tag_get(page);
 	if (mem_alloc_profiling_enabled()) {
-		KUNIT_ASSERT_NOT_NULL(test, tag);
-		KUNIT_EXPECT_STREQ(test, tag->ct.function, __func__);
+		KUNIT_EXPECT_NOT_NULL(test, tag);
+		if (tag)
+			KUNIT_EXPECT_STREQ(test, tag->ct.function, __func__);
 	}
 
 	ext0 = page_ext_get(page);
-	KUNIT_ASSERT_NOT_NULL(test, ext0);
+	if (!ext0) {
+		__free_pages(page, 1);
+		KUNIT_FAIL_AND_ABORT(test, "an allocated page has no page_ext");
+	}
 	ext1 = page_ext_next(ext0);
 	saved = pgalloc_tag_ext_idx_load(page, ext0);
 	KUNIT_EXPECT_EQ(test, saved, tag ? tag->idx : ALLOC_TAG_IDX_NONE);
