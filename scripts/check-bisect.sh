@@ -9,7 +9,6 @@
 #   -f N   start at step N (the earlier steps are taken as checked)
 #   -n     dry run: print every step's commit and the commands, build and
 #          boot nothing
-#
 #   -a     check again the steps that passed before (see below)
 #
 # Speed: one work tree (build/bisect/linux) and one build directory
@@ -23,9 +22,9 @@
 # Resumable: a step that passed leaves a record in build/bisect/ok/,
 # named by its commit and by the config fragments it was built with, as
 # soon as it passed. A later run takes such a step as checked and says
-# so ("ok (before)"), so an interrupted run goes on where it stopped,
-# and after a change to patch N only the steps from N on are redone
-# (their commits are new). -a checks every step again.
+# so (its line ends in ", before"): an interrupted run goes on where it
+# stopped, and after a change to patch N only the steps from N on are
+# redone (their commits are new). -a checks every step again.
 STEP=check-bisect
 . "$(dirname "$0")/lib.sh"
 
