@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The kernel's own mm selftests (tools/testing/selftests/mm), built by
 # scripts/mm-selftests.sh and run by scripts/mm-selftests-guest.sh, on
-# three kernels, each in a 1 GiB guest of 2 nodes and 2 vCPUs (the test
-# kernels' NR_CPUS):
+# five configurations of three kernels, each in a 1 GiB guest of 2 nodes
+# and 2 vCPUs (the test kernels' NR_CPUS):
 #   baseline   the kernel without profiling (build baseline),
 #   flags      the profiling kernel, page tags in page flags (its default),
-#   page_ext   the profiling kernel with sysctl.vm.mem_profiling=1,page_ext.
-# Every test that passes on baseline must pass in both modes: a test
+#   page_ext   the profiling kernel with sysctl.vm.mem_profiling=1,page_ext,
+#   debug, debug-page_ext   the same two on the debug build
+#              (CONFIG_MEM_ALLOC_PROFILING_DEBUG), whose checks warn.
+# Every test that passes on baseline must pass in every mode: a test
 # that passes without profiling and fails with it points at the series.
 # After the suite, no /proc/allocinfo counter may be negative, and no
 # console may show a warning or BUG. Results are compared test by test;
 # the tests that fail on every kernel are listed with their last line.
 #
-# Not part of `make test` (about 4 minutes: three boots of 70 to 90 s
-# under TCG): `make mm-selftests`.
+# Not part of `make test` (about 6 minutes: five boots of 70 to 90 s
+# under TCG, and the baseline kernel's build): `make mm-selftests`.
 # NO_BUILD=1 boots the kernels as they are built; MM_SELFTESTS="NAME ..."
 # runs those tests only; MM_SELFTESTS_CONFIGS="baseline flags" those
 # configurations only.
@@ -27,8 +29,10 @@ configs=(
 	"baseline|baseline|"
 	"flags|profiling|"
 	"page_ext|profiling|sysctl.vm.mem_profiling=1,page_ext"
+	"debug|profiling+debug|"
+	"debug-page_ext|profiling+debug|sysctl.vm.mem_profiling=1,page_ext"
 )
-want_configs=${MM_SELFTESTS_CONFIGS:-baseline flags page_ext}
+want_configs=${MM_SELFTESTS_CONFIGS:-baseline flags page_ext debug debug-page_ext}
 # The hard limit of a boot: the suite's own timeouts keep it well below.
 boot_timeout=${MM_SELFTESTS_BOOT_TIMEOUT:-1500}
 
@@ -37,10 +41,15 @@ kernels=$(for c in "${configs[@]}"; do
 	[[ " $want_configs " != *" $name "* ]] || echo "$kernel"
 done | sort -u)
 for k in $kernels; do
+	# A build id is its config and its fragments: profiling+debug is
+	# the profiling config with FRAGMENTS=debug.
+	frags=${k#*+}
+	[ "$frags" != "$k" ] || frags=
 	if [ "${NO_BUILD:-0}" = 1 ]; then
 		[ -f "$BUILD/obj/$k/.pftag-built" ] || { fail "NO_BUILD=1: the $k kernel is built" "no $BUILD/obj/$k/.pftag-built"; done_testing; }
 		[ -f "$BUILD/obj/$k/initramfs.cpio" ] || "$TOP/scripts/initramfs.sh" "$k"
-	elif ! out=$("$TOP/scripts/build.sh" "$k" 2>&1 && "$TOP/scripts/initramfs.sh" "$k" 2>&1); then
+	elif ! out=$(FRAGMENTS=${frags//+/ } "$TOP/scripts/build.sh" "${k%%+*}" 2>&1 &&
+		"$TOP/scripts/initramfs.sh" "$k" 2>&1); then
 		fail "the $k kernel builds" "$(tail -20 <<< "$out")"
 		done_testing
 	fi
@@ -130,9 +139,9 @@ for c in "${configs[@]}"; do
 	tr -d '\r' < "$f" | sed -n 's/^### unlisted /#   info: '"$name"': built but not run by the runner: /p'
 
 	case $name in
-	flags | page_ext)
+	flags | page_ext | debug | debug-page_ext)
 		want=page
-		[ "$name" = flags ] || want=page_ext
+		[[ $name != *page_ext ]] || want=page_ext
 		eq "$name: storage" "$want" "$(field storage "$(section storage "$f")")"
 		eq "$name: no /proc/allocinfo counter is negative after the suite" "" "$(section negative "$f")"
 		;;
@@ -149,7 +158,7 @@ done
 if [[ " ${ran[*]} " == *" baseline "* ]]; then
 	while IFS=$'\t' read -r t st _ _ _; do
 		[ "$st" = pass ] || continue
-		for m in flags page_ext; do
+		for m in flags page_ext debug debug-page_ext; do
 			[[ " ${ran[*]} " == *" $m "* ]] || continue
 			if [ "${status[$m:$t]:-missing}" = pass ]; then
 				ok "$m: $t passes as on baseline"
