@@ -96,9 +96,10 @@ stress: deps assemble allocinfo selftest
 	@STRESS_SECONDS=$${STRESS_SECONDS:-240} tests/run.sh boot/stress
 
 # The kernel's mm selftests (tools/testing/selftests/mm), static, in
-# guests of the baseline kernel and of both modes of the profiling kernel,
-# compared test by test (tests/long/mm-selftests.sh). Not part of
-# `make test`: about 4 minutes, three more boots.
+# guests of the baseline kernel and of both modes of the profiling kernel
+# and of its debug build, compared test by test
+# (tests/long/mm-selftests.sh). Not part of `make test`: about 6 minutes,
+# five more boots.
 mm-selftests: deps assemble
 	@mkdir -p build/test
 	@set -o pipefail; tests/long/mm-selftests.sh | tee build/test/long-mm-selftests.log

@@ -138,14 +138,13 @@ for c in "${configs[@]}"; do
 	echo "#   info: $name: $p passed, $s skipped, $x failed${to:+ (timed out:$to)}, $n not built; boot $secs s"
 	tr -d '\r' < "$f" | sed -n 's/^### unlisted /#   info: '"$name"': built but not run by the runner: /p'
 
-	case $name in
-	flags | page_ext | debug | debug-page_ext)
+	# Every configuration but baseline is a profiling one.
+	if [ "$name" != baseline ]; then
 		want=page
 		[[ $name != *page_ext ]] || want=page_ext
 		eq "$name: storage" "$want" "$(field storage "$(section storage "$f")")"
 		eq "$name: no /proc/allocinfo counter is negative after the suite" "" "$(section negative "$f")"
-		;;
-	esac
+	fi
 	# Which test was running comes from the runner's lines in the kernel log.
 	eq "$name: no warning or BUG in the console" "" \
 		"$(tr -d '\r' < "$o/$name/console.log" | awk '
@@ -158,8 +157,8 @@ done
 if [[ " ${ran[*]} " == *" baseline "* ]]; then
 	while IFS=$'\t' read -r t st _ _ _; do
 		[ "$st" = pass ] || continue
-		for m in flags page_ext debug debug-page_ext; do
-			[[ " ${ran[*]} " == *" $m "* ]] || continue
+		for m in "${ran[@]}"; do
+			[ "$m" != baseline ] || continue
 			if [ "${status[$m:$t]:-missing}" = pass ]; then
 				ok "$m: $t passes as on baseline"
 			else
