@@ -69,18 +69,20 @@ def micro_order(text):
 
 
 def parse_cache(text, order, loops):
-    """{case: {insns, loads, stores, l1, l2} per pair} of the plugin's windows."""
+    """{case: {insns, loads, stores, l1, l2} per pair} of the plugin's windows:
+    the median over the runs of each figure, as for the instructions."""
     wins = [tuple(int(x) for x in m.groups()) for m in CACHE_RE.finditer(text)]
     wins.sort()
     if len(wins) != len(order):
         raise ValueError("the cache plugin reported %d windows for %d measured loops"
                          % (len(wins), len(order)))
-    out = {}
+    runs = {}
     for case, w in zip(order, wins):
         _, _, insns, loads, stores, l1, l2 = w
-        out[case] = {"insns": insns / loops, "loads": loads / loops, "stores": stores / loops,
-                     "l1": l1 / loops, "l2": l2 / loops}
-    return out
+        runs.setdefault(case, []).append({"insns": insns / loops, "loads": loads / loops,
+                                          "stores": stores / loops, "l1": l1 / loops,
+                                          "l2": l2 / loops})
+    return {case: {k: med([r[k] for r in rs]) for k in rs[0]} for case, rs in runs.items()}
 
 
 def sections(path):
@@ -183,6 +185,7 @@ def load_set(o, s, configs, rounds):
             m = MODEL_RE.search(ctext)
             e["model"] = m.group(1) if m else "?"
             e["cache_loops"] = loops
+            e["cache_runs"] = micro_order(csec.get("micro", "")).count("page-o0")
         w = {"micro": {c: [] for c in CASES}, "hb": [], "pf": []}
         for r in range(1, rounds + 1):
             p = os.path.join(o, s, "wall", str(r), name, "out.log")
@@ -236,7 +239,10 @@ def main():
     o = a.out
     data = {s: load_set(o, s, configs, a.rounds) for s in sets}
     base, pf, pe, st, st_off = "baseline", "page-flags", "page_ext", "stock", "stock-off"
-    ins = {s: {n: {c: data[s][n]["micro"][c][0] for c in CASES} for n in names} for s in sets}
+    # The median of a boot's runs: a run that some other work of the
+    # guest (a kworker, a timer) interrupts for ~0.1 M instructions stands
+    # out from the others and does not move the figure.
+    ins = {s: {n: {c: med(data[s][n]["micro"][c]) for c in CASES} for n in names} for s in sets}
 
     L = []
     p = L.append
@@ -285,21 +291,25 @@ def main():
     p("")
     loops = per_set({s: int(re.search(r"loops=(\d+)", data[s][base]["sec"]["micro"]).group(1))
                      for s in sets})
+    runs = len(data[sets[0]][base]["micro"]["page-o0"])
     fracs = {m.group(1) for s in sets for d in data[s].values()
              for m in [re.search(r"pcp_high_fraction=(\d+)", d["sec"].get("micro", ""))] if m}
     pcp_note = (" The per-CPU lists' sizes are fixed (`vm.percpu_pagelist_high_fraction=%s`: "
-                "no auto-tuning of `pcp->high`; the batch cases repeat within a boot, not between "
-                "boots)." % "/".join(sorted(fracs))) if fracs else \
+                "no auto-tuning of `pcp->high`), CPU 1 goes offline and back before the "
+                "module loads, so that its lists start empty, and vmstat's periodic work is held "
+                "off while the loops run (`vm.stat_interval=3600`): what boot left on the lists "
+                "decided whether the batch and order-9 frees overflowed into the buddy allocator, "
+                "up to 1.6 times the instructions from one boot to the next." %
+                "/".join(sorted(fracs))) if fracs else \
         " The per-CPU lists' sizes were left to the allocator's auto-tuning."
     p("`tests/modules/pftag_bench.c`: %s pairs per case on a kthread bound to CPU 1, after 1/8 "
       "as many warm-up pairs; cost = ktime_get_ns() delta / pairs under `-icount shift=0` "
-      "(1 ns = 1 instruction; exactly repeatable: two runs per boot, the first shown, the "
-      "second must agree). The loops run in a module: \"order N\" is charged to the module's "
+      "(1 ns = 1 instruction; %s runs per boot, their median shown). The loops run in a module: \"order N\" is charged to the module's "
       "own call site (a module tag: the free decodes its index through the module table), "
       "\"kernel tag\" to the kernel's first tag (`__start_alloc_tags`), set around the "
       "allocation exactly as `alloc_hooks()` does at a kernel call site. \"batch\" allocates "
       "4096 pages before freeing them, so that every operation touches another struct page "
-      "(and page_ext entry).%s Overhead against baseline in parentheses." % (loops, pcp_note))
+      "(and page_ext entry).%s Overhead against baseline in parentheses." % (loops, runs, pcp_note))
     p("")
     rep = 0.0
     for s in sets:
@@ -310,10 +320,10 @@ def main():
         for n in names:
             for c in CASES:
                 xs = data[s][n]["micro"][c]
-                rep = max(rep, abs(xs[-1] / xs[0] - 1) * 100)
+                rep = max(rep, (max(xs) / min(xs) - 1) * 100)
         p("")
-    p("Largest difference between the two runs of one boot, over every case and "
-      "configuration: %.2f%%." % rep)
+    p("Largest spread (largest run over smallest) of the runs of one boot, over every case "
+      "and configuration: %.2f%%." % rep)
     p("")
 
     # Previous run.
@@ -394,16 +404,19 @@ def main():
     if have_cache:
         model = data[sets[0]][base]["model"]
         cl = per_set({s: data[s][base]["cache_loops"] for s in sets})
+        cruns = data[sets[0]][base]["cache_runs"]
         p("## Memory traffic per allocation + free (cache model)")
         p("")
-        p("The same microbenchmark (%s pairs per case) under the TCG plugin "
+        p("The same microbenchmark (%s pairs per case, %d run%s per boot, the median of each "
+          "figure shown) under the TCG plugin "
           "`bench/plugin/pftag-cache.c`, which counts the guest's loads and stores and simulates "
           "a data cache on their addresses (%s: size/ways/line bytes of L1 and L2, LRU; L2 is "
           "looked up on L1 misses), only between the module's window markers, so nothing but "
           "the measured loop is counted; the model also sees every access outside the windows "
           "(warm=on), so the warm-up before each loop warms it as it would a real cache. Under "
           "`-icount` TCG runs one vCPU at a time and a locked read-modify-write counts as a load "
-          "and a store. Per pair: loads / stores / L1 misses / L2 misses." % (cl, model))
+          "and a store. Per pair: loads / stores / L1 misses / L2 misses." % (
+              cl, cruns, "" if cruns == 1 else "s", model))
         p("")
         for s in sets:
             p("### %s" % SET_TITLE[s])

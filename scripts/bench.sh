@@ -147,7 +147,7 @@ for s in $SETS; do
 		IFS='|' read -r name build append <<< "$c"
 		boot "$name" "$(obj_id "$build" "$f")" "$append" "$OUT/$s/icount/$name" -m "$MEM" -i -- \
 			clock,info,micro,hackbench,faults \
-			"$(set_loops "$s" "$LOOPS_ICOUNT" "$LOOPS_ICOUNT_DISTRO")" 2
+			"$(set_loops "$s" "$LOOPS_ICOUNT" "$LOOPS_ICOUNT_DISTRO")" 3
 	done
 done
 load icount-end
@@ -160,7 +160,7 @@ for s in $SETS; do
 		mkdir -p "$OUT/$s/cache"
 		boot "$name" "$(obj_id "$build" "$f")" "$append" "$d" -m "$MEM" -i \
 			-p "out=$OUT/$s/cache/$name.log,warm=on" -- \
-			micro "$(set_loops "$s" "$LOOPS_CACHE" "$LOOPS_CACHE_DISTRO")" 1
+			micro "$(set_loops "$s" "$LOOPS_CACHE" "$LOOPS_CACHE_DISTRO")" 3
 		mv "$OUT/$s/cache/$name.log" "$d/cache.log"
 	done
 done
