@@ -295,11 +295,13 @@ def main():
     fracs = {m.group(1) for s in sets for d in data[s].values()
              for m in [re.search(r"pcp_high_fraction=(\d+)", d["sec"].get("micro", ""))] if m}
     pcp_note = (" The per-CPU lists' sizes are fixed (`vm.percpu_pagelist_high_fraction=%s`: "
-                "no auto-tuning of `pcp->high`), CPU 1 goes offline and back before the "
-                "module loads, so that its lists start empty, and vmstat's periodic work is held "
-                "off while the loops run (`vm.stat_interval=3600`): what boot left on the lists "
-                "decided whether the batch and order-9 frees overflowed into the buddy allocator, "
-                "up to 1.6 times the instructions from one boot to the next." %
+                "no auto-tuning of `pcp->high`); before every case the module takes CPU 1 "
+                "offline and back, so that its lists start empty, and before orders 1 and 3 "
+                "leaves the buddy allocator free blocks of that order (the watermark check's walk "
+                "over the free areas then ends at the first); vmstat's periodic work is held off "
+                "while the loops run (`vm.stat_interval=3600`). Without that, what boot left there "
+                "moved the batch and order-9 cases by up to 1.6 times and orders 1 and 3 by 4 to 8 "
+                "instructions a pair from one boot to the next." %
                 "/".join(sorted(fracs))) if fracs else \
         " The per-CPU lists' sizes were left to the allocator's auto-tuning."
     p("`tests/modules/pftag_bench.c`: %s pairs per case on a kthread bound to CPU 1, after 1/8 "

@@ -7,8 +7,8 @@
  *
  *   insmod pftag_bench.ko loops=20000 runs=3 cpu=1 ktag=0x... && rmmod pftag_bench
  *
- * runs the loops at load, on a kthread bound to @cpu, and prints one line
- * per case and run; the load returns when they are done:
+ * runs the loops at load, each case on a kthread bound to @cpu, and prints
+ * one line per case and run; the load returns when they are done:
  *
  *   pftag_bench: run=R case=page-o0 loops=N ns=T
  *   pftag_bench: run=R case=kmalloc-8-240 loops=N ns=T
@@ -35,19 +35,38 @@
  *   page-o0-batch-ktag  the same, charged to the kernel tag
  *   kmalloc-8-240   kmalloc()/kfree() of 8, 16, ..., 240 bytes
  *
+ * Before every case the module starts CPU @cpu afresh (settle=1, the
+ * default): it takes the CPU offline, which frees the CPU's per-CPU page
+ * lists to the buddy allocator, and back online, so that the loop starts
+ * from empty lists whatever boot and the cases before it left there
+ * (when those pages and a batch case's 4096 exceed pcp->high, the frees
+ * overflow into the buddy allocator: 1.6 times the instructions a pair).
+ * Before an order-1 or order-3 case it also leaves the buddy allocator
+ * free blocks of that order: the watermark check of every allocation
+ * above order 0 walks the free areas from the allocation's order up to
+ * the first one that holds a block, 4 instructions a free area, so that
+ * a loop read 4 or 8 instructions more a pair in a boot whose free areas
+ * of orders 1 and 2 happened to be empty. The blocks are the upper
+ * halves of order N+1 blocks, freed page by page onto the CPU's lists
+ * before it goes offline; the lower halves stay allocated until the case
+ * is done, so that the upper ones cannot merge.
+ *
  * Every timed loop is bracketed by two marker instructions, nopl with the
  * displacements "PFTS" and "PFTE": NOPs to a CPU, the start and end of a
  * window to the cache-model plugin of `make bench`, which counts loads,
  * stores and cache misses inside it.
  */
 #include <linux/completion.h>
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/gfp.h>
 #include <linux/kthread.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 static unsigned int loops = 20000;
 module_param(loops, uint, 0444);
@@ -66,14 +85,15 @@ static unsigned int batch = 4096;
 module_param(batch, uint, 0444);
 MODULE_PARM_DESC(batch, "pages allocated before they are freed in the batch cases");
 
+static bool settle = true;
+module_param(settle, bool, 0444);
+MODULE_PARM_DESC(settle, "start every case from empty per-CPU lists and, at orders 1 to 3, free buddy blocks of its order (CPU hotplug)");
+
 static const unsigned int orders[] = { 0, 1, 3, 9 };
 /* kmalloc sizes: 8, 16, ..., 240 bytes, cycled through by the loop. */
 #define KM_MIN 8
 #define KM_STEP 8
 #define KM_SIZES 30
-
-static int result;
-static DECLARE_COMPLETION(finished);
 
 /* The window markers of the cache-model plugin: NOPs to the CPU. */
 #define WINDOW_START()	asm volatile(".byte 0x0f, 0x1f, 0x80; .long 0x50465453" ::: "memory")
@@ -180,30 +200,129 @@ static int run_case(enum bench_case c, unsigned int order, unsigned int n)
 	}
 }
 
-static int timed(const char *name, unsigned int run, enum bench_case c,
-		 unsigned int order)
+struct bench_run {
+	const char *name;
+	unsigned int run;
+	enum bench_case c;
+	unsigned int order;
+	int err;
+	struct completion done;
+};
+
+static int timed(struct bench_run *r)
 {
 	unsigned int warm = loops / 8 + 1;
 	u64 t0, t1;
 	int err;
 
-	if (c == BATCH || c == BATCH_KTAG)
+	if (r->c == BATCH || r->c == BATCH_KTAG)
 		warm = max(warm, batch);
-	err = run_case(c, order, warm);
+	err = run_case(r->c, r->order, warm);
 	if (err)
 		return err;
 	t0 = ktime_get_ns();
 	WINDOW_START();
-	err = run_case(c, order, loops);
+	err = run_case(r->c, r->order, loops);
 	WINDOW_END();
 	t1 = ktime_get_ns();
 	if (err)
 		return err;
-	pr_info("pftag_bench: run=%u case=%s loops=%u ns=%llu\n", run, name, loops, t1 - t0);
+	pr_info("pftag_bench: run=%u case=%s loops=%u ns=%llu\n", r->run, r->name, loops,
+		t1 - t0);
 	return 0;
 }
 
-static int bench_thread(void *unused)
+static int case_thread(void *arg)
+{
+	struct bench_run *r = arg;
+
+	r->err = timed(r);
+	complete(&r->done);
+	return 0;
+}
+
+/* Free buddy blocks of one order for the settled start (see above). */
+#define SETTLE_BLOCKS 64
+static struct page *held[SETTLE_BLOCKS];
+static unsigned int held_order, nr_held;
+
+/* On @cpu: free the upper halves onto its per-CPU lists, keep the lower. */
+static long settle_blocks(void *arg)
+{
+	unsigned int order = held_order, half = 1U << order, j;
+
+	for (nr_held = 0; nr_held < SETTLE_BLOCKS; nr_held++) {
+		struct page *page = alloc_pages(GFP_KERNEL, order + 1);
+
+		if (!page)
+			return -ENOMEM;
+		split_page(page, order + 1);
+		for (j = half; j < 2 * half; j++)
+			__free_page(page + j);
+		held[nr_held] = page;
+	}
+	return 0;
+}
+
+static void release_blocks(void)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < nr_held; i++)
+		for (j = 0; j < 1U << held_order; j++)
+			__free_page(held[i] + j);
+	nr_held = 0;
+}
+
+/*
+ * Offline and online again: the CPU's per-CPU lists go to the buddy
+ * allocator, where the freed halves become free blocks of their order.
+ */
+static int settle_cpu(unsigned int order)
+{
+	int err = 0;
+
+	if (order >= 1 && order <= PAGE_ALLOC_COSTLY_ORDER) {
+		held_order = order;
+		err = work_on_cpu(cpu, settle_blocks, NULL);
+	}
+	if (!err)
+		err = remove_cpu(cpu);
+	if (!err)
+		err = add_cpu(cpu);
+	if (err)
+		pr_err("pftag_bench: cannot start CPU %u afresh (%d): load with settle=0 to measure without\n",
+		       cpu, err);
+	return err;
+}
+
+/* One case on a thread of its own, bound to @cpu. */
+static int measure(const char *name, unsigned int run, enum bench_case c,
+		   unsigned int order)
+{
+	struct bench_run r = { .name = name, .run = run, .c = c, .order = order };
+	struct task_struct *t;
+	int err = 0;
+
+	init_completion(&r.done);
+	if (settle)
+		err = settle_cpu(order);
+	if (!err) {
+		t = kthread_create(case_thread, &r, "pftag_bench");
+		if (IS_ERR(t)) {
+			err = PTR_ERR(t);
+		} else {
+			kthread_bind(t, cpu);
+			wake_up_process(t);
+			wait_for_completion(&r.done);
+			err = r.err;
+		}
+	}
+	release_blocks();
+	return err;
+}
+
+static int bench(void)
 {
 	char name[16];
 	unsigned int run, i;
@@ -212,27 +331,25 @@ static int bench_thread(void *unused)
 	for (run = 1; run <= runs && !err; run++) {
 		for (i = 0; i < ARRAY_SIZE(orders) && !err; i++) {
 			snprintf(name, sizeof(name), "page-o%u", orders[i]);
-			err = timed(name, run, PAGE, orders[i]);
+			err = measure(name, run, PAGE, orders[i]);
 		}
 		if (!err && ktag)
-			err = timed("page-o0-ktag", run, PAGE_KTAG, 0);
+			err = measure("page-o0-ktag", run, PAGE_KTAG, 0);
 		if (!err)
-			err = timed("page-o0-batch", run, BATCH, 0);
+			err = measure("page-o0-batch", run, BATCH, 0);
 		if (!err && ktag)
-			err = timed("page-o0-batch-ktag", run, BATCH_KTAG, 0);
+			err = measure("page-o0-batch-ktag", run, BATCH_KTAG, 0);
 		if (!err)
-			err = timed("kmalloc-8-240", run, KMALLOC, 0);
+			err = measure("kmalloc-8-240", run, KMALLOC, 0);
 	}
 	if (!err)
 		pr_info("pftag_bench: done runs=%u\n", runs);
-	result = err;
-	complete(&finished);
-	return 0;
+	return err;
 }
 
 static int __init pftag_bench_init(void)
 {
-	struct task_struct *t;
+	int err;
 
 	if (!loops || !runs)
 		return -EINVAL;
@@ -245,18 +362,11 @@ static int __init pftag_bench_init(void)
 	pages = kvmalloc_array(batch, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return -ENOMEM;
-	t = kthread_create(bench_thread, NULL, "pftag_bench");
-	if (IS_ERR(t)) {
-		kvfree(pages);
-		return PTR_ERR(t);
-	}
-	kthread_bind(t, cpu);
-	wake_up_process(t);
-	wait_for_completion(&finished);
+	err = bench();
 	kvfree(pages);
-	if (result) {
-		pr_err("pftag_bench: failed: %d\n", result);
-		return result;
+	if (err) {
+		pr_err("pftag_bench: failed: %d\n", err);
+		return err;
 	}
 	return 0;
 }
