@@ -249,7 +249,9 @@ static unsigned int held_order, nr_held;
 /* On @cpu: free the upper halves onto its per-CPU lists, keep the lower. */
 static long settle_blocks(void *arg)
 {
-	unsigned int order = held_order, half = 1U << order, j;
+	unsigned int order = (unsigned long)arg, half = 1U << order, j;
+
+	held_order = order;
 
 	for (nr_held = 0; nr_held < SETTLE_BLOCKS; nr_held++) {
 		struct page *page = alloc_pages(GFP_KERNEL, order + 1);
@@ -282,10 +284,8 @@ static int settle_cpu(unsigned int order)
 {
 	int err = 0;
 
-	if (order >= 1 && order <= PAGE_ALLOC_COSTLY_ORDER) {
-		held_order = order;
-		err = work_on_cpu(cpu, settle_blocks, NULL);
-	}
+	if (order >= 1 && order <= PAGE_ALLOC_COSTLY_ORDER)
+		err = work_on_cpu(cpu, settle_blocks, (void *)(unsigned long)order);
 	if (!err)
 		err = remove_cpu(cpu);
 	if (!err)
@@ -308,12 +308,10 @@ static int measure(const char *name, unsigned int run, enum bench_case c,
 	if (settle)
 		err = settle_cpu(order);
 	if (!err) {
-		t = kthread_create(case_thread, &r, "pftag_bench");
+		t = kthread_run_on_cpu(case_thread, &r, cpu, "pftag_bench/%u");
 		if (IS_ERR(t)) {
 			err = PTR_ERR(t);
 		} else {
-			kthread_bind(t, cpu);
-			wake_up_process(t);
 			wait_for_completion(&r.done);
 			err = r.err;
 		}
