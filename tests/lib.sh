@@ -63,9 +63,22 @@ field() {
 # returns 1) when the guest does not get to the end of the script; the
 # "not ok" line itself says why (a summary that keeps only the result
 # lines still shows it), the detail lines give the end of the console.
+#
+# One fault is the emulator's and is retried, once, saying so: under
+# multi-threaded TCG (ACCEL=tcg,thread=multi, which boot/flags-race needs),
+# QEMU 7.2 lets a vCPU run the int3 that text_poke_bp() left in code after
+# the patch of a static key was done, and the guest dies with "Oops: int3".
+# The first console log stays as console.int3.log.
 guest() {
 	local id=$1 out=$2 append=$3 script=$4 err rc=0
 	err=$("$TOP/scripts/boot.sh" -k "$id" -o "$out" -q -a "$append" "$script" 2>&1) || rc=$?
+	if [ $rc -eq 125 ] && [[ ${ACCEL:-} == *thread=multi* ]] &&
+		grep -q 'Oops: int3' "$out/console.log" 2> /dev/null; then
+		mv "$out/console.log" "$out/console.int3.log"
+		echo "#   info: $id: the guest died of QEMU's multi-threaded TCG fault (Oops: int3 after a static-key patch; $out/console.int3.log): booting once more"
+		rc=0
+		err=$("$TOP/scripts/boot.sh" -k "$id" -o "$out" -q -a "$append" "$script" 2>&1) || rc=$?
+	fi
 	[ $rc -ne 0 ] || return 0
 	fail "boot with '$append' runs to the end: $(boot_failure $rc "$err")" "$err"
 	return 1
