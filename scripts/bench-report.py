@@ -458,6 +458,10 @@ def main():
             return cell
         table(p, names, wc, wall)
         p("")
+    elif a.rounds == 0:
+        p("No wall-clock phase in this run (`ROUNDS=0`): the instruction and cache figures "
+          "above are the measure; `make bench` with ROUNDS of 1 or more adds it.")
+        p("")
 
     # Macro.
     p("## Macro: perf stat in the guest under -icount")

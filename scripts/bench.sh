@@ -173,7 +173,7 @@ if [ "$ROUNDS" -gt 0 ] && ! flock -n 8; then
 	note "a kernel build is running on this machine: waiting for it before timing"
 	flock 8
 fi
-load wall-start
+[ "$ROUNDS" -eq 0 ] || load wall-start
 for ((r = 1; r <= ROUNDS; r++)); do
 	for c in "${CONFIGS[@]}"; do
 		IFS='|' read -r name build append <<< "$c"
@@ -181,7 +181,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			micro,hackbench,faults "$LOOPS_WALL" "$RUNS_WALL"
 	done
 done
-load wall-end
+[ "$ROUNDS" -eq 0 ] || load wall-end
 # 4. Memory of a larger guest.
 for c in "${CONFIGS[@]}"; do
 	IFS='|' read -r name build append <<< "$c"
