@@ -23,12 +23,13 @@
  * them at all; otherwise each page gets a page_ext slot of 16 bits, or of
  * 32 when the tags and the headroom do not fit 16, instead of the 64-bit
  * pointer page_ext used to hold. Either way profiling stays on and
- * /proc/allocinfo reads the same.
+ * /proc/allocinfo reads the same. Slab objects carry the same index, in
+ * 16 or 32 bits by the same rule (mm/slub.c), so with 16 the index space
+ * ends at 2^16.
  *
  * A module that loads when the index space is full still loads; the tags
- * that got no index are counted, and the pages they allocate are not
- * charged to any tag (their slab allocations are, as slab does not use the
- * index).
+ * that got no index are counted, and the pages and slab objects they
+ * allocate are not charged to any tag.
  */
 
 #include <linux/alloc_tag.h>
@@ -55,6 +56,7 @@
 
 DEFINE_STATIC_KEY_FALSE(alloc_tag_page_flags);
 DEFINE_STATIC_KEY_FALSE(alloc_tag_page_ext_wide);
+DEFINE_STATIC_KEY_FALSE(alloc_tag_slab_wide);
 
 unsigned long alloc_tag_kernel_idx_end __ro_after_init;
 
@@ -98,6 +100,8 @@ static unsigned long unindexed_tags;		/* tags loaded without an index */
 static unsigned long unindexed_module_loads;	/* loads with such tags */
 static atomic_long_t unindexed_allocs;		/* page allocations not charged */
 static atomic_long_t unindexed_pages;
+static atomic_long_t unindexed_slab_allocs;	/* slab allocations not charged */
+static atomic_long_t unindexed_slab_bytes;
 
 /*
  * Debug builds: the indices that were ever stored in a page, a bit each,
@@ -166,6 +170,7 @@ void __init alloc_tag_storage_init(void)
 {
 	unsigned long capacity;
 	struct alloc_tag *tag;
+	bool wide;
 
 	BUILD_BUG_ON(ALLOC_TAG_IDX_WIDTH && ALLOC_TAG_IDX_PGOFF != NR_PAGEFLAGS);
 	BUILD_BUG_ON(ALLOC_TAG_IDX_WIDTH >= BITS_PER_LONG);
@@ -178,6 +183,15 @@ void __init alloc_tag_storage_init(void)
 	idx_capacity = alloc_tag_idx_capacity(idx_bits);
 	boot_headroom = module_headroom;
 
+	/*
+	 * Slab objects, and pages in page_ext, keep the index in 16 bits if
+	 * the kernel's tags and the module headroom fit them, in 32 otherwise
+	 * (more tags than any kernel has).
+	 */
+	wide = !idx_fits(alloc_tag_idx_capacity(16));
+	if (wide)
+		static_branch_enable(&alloc_tag_slab_wide);
+
 	if (storage_request == ALLOC_TAG_STORAGE_PAGE_EXT)
 		storage_reason = "page_ext requested on the command line";
 	else if (!idx_fits(idx_capacity))
@@ -187,14 +201,11 @@ void __init alloc_tag_storage_init(void)
 
 	if (storage_reason) {
 		/*
-		 * The same rule picks the slot: 16 bits if the tags and the
-		 * headroom fit them, 32 otherwise (more tags than any kernel
-		 * has). need_page_alloc_tagging() asks page_ext for the slot
-		 * later in boot.
+		 * The slab's rule picks the slot. need_page_alloc_tagging()
+		 * asks page_ext for it later in boot.
 		 */
-		page_alloc_tagging_ops.size =
-			idx_fits(alloc_tag_idx_capacity(16)) ? sizeof(u16) : sizeof(u32);
-		if (page_alloc_tagging_ops.size == sizeof(u32))
+		page_alloc_tagging_ops.size = wide ? sizeof(u32) : sizeof(u16);
+		if (wide)
 			static_branch_enable(&alloc_tag_page_ext_wide);
 		capacity = alloc_tag_idx_capacity(page_alloc_tagging_ops.size *
 						  BITS_PER_BYTE);
@@ -202,6 +213,9 @@ void __init alloc_tag_storage_init(void)
 		static_branch_enable(&alloc_tag_page_flags);
 		capacity = idx_capacity;
 	}
+	/* Every index must fit a slab object's slot too. */
+	if (!wide)
+		capacity = min(capacity, alloc_tag_idx_capacity(16));
 
 	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++)
 		tag->idx = ALLOC_TAG_IDX_FIRST + (tag - __start_alloc_tags);
@@ -245,6 +259,12 @@ void alloc_tag_count_unindexed(unsigned int nr)
 {
 	atomic_long_inc(&unindexed_allocs);
 	atomic_long_add(nr, &unindexed_pages);
+}
+
+void alloc_tag_count_unindexed_slab(size_t bytes)
+{
+	atomic_long_inc(&unindexed_slab_allocs);
+	atomic_long_add(bytes, &unindexed_slab_bytes);
 }
 
 /*
@@ -596,6 +616,10 @@ static int storage_show(struct seq_file *m, void *v)
 	seq_printf(m, "unindexed_tags: %lu\n", READ_ONCE(unindexed_tags));
 	seq_printf(m, "unindexed_allocations: %lu\n", atomic_long_read(&unindexed_allocs));
 	seq_printf(m, "unindexed_pages: %lu\n", atomic_long_read(&unindexed_pages));
+	seq_printf(m, "unindexed_slab_allocations: %lu\n",
+		   atomic_long_read(&unindexed_slab_allocs));
+	seq_printf(m, "unindexed_slab_bytes: %lu\n", atomic_long_read(&unindexed_slab_bytes));
+	alloc_tag_slab_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(storage);

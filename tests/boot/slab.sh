@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Slab objects' tags as indices, on the profiling kernel in both page
+# storage modes, on the debug build and on the distribution layouts: pftag_slab allocates n objects on
+# every path that charges a slab object (kmalloc, kmem_cache_alloc, bulk,
+# a merged cache, krealloc, kfree_rcu, a large kmalloc, __GFP_NO_OBJ_EXT,
+# GFP_KERNEL_ACCOUNT), and each call site must show exactly n calls and n
+# times its cache's object size (slab_size in /sys/kernel/slab, the size
+# the allocator gives each object), or n times the pages of a large
+# kmalloc; after the free, 0 and 0. The storage report gives the index
+# width and the tag blocks; the debug build's checks stay silent.
+. "$(dirname "$0")/../lib.sh"
+o=$BUILD/test/slab
+mkdir -p "$o"
+mods=/opt/pftag/modules
+src=$TOP/tests/modules/pftag_slab.c
+n=16
+
+sline() { grep -n "/\* SITE:$1 \*/" "$src" | cut -d: -f1; }
+# sites TEXT LINE: "bytes calls" of pftag_slab.c:LINE in allocinfo TEXT.
+site() { awk -v l="pftag_slab.c:$2" '$3 ~ "/" l "$" || $3 == l { print $1, $2 }' <<< "$1"; }
+
+script="
+for c in kmalloc-8 kmalloc-64 kmalloc-192 kmalloc-cg-64 pftag_slab_obj pftag_slab_merged; do
+	[ -e /sys/kernel/slab/\$c ] && echo \"size \$c \$(cat /sys/kernel/slab/\$c/slab_size)\"
+done > /tmp/sizes0
+echo '== storage-boot'; cat /sys/kernel/debug/alloc_tag/storage
+insmod $mods/pftag_slab.ko n=$n
+for c in kmalloc-8 kmalloc-64 kmalloc-192 kmalloc-cg-64 pftag_slab_obj pftag_slab_merged; do
+	[ -e /sys/kernel/slab/\$c ] && echo \"size \$c \$(cat /sys/kernel/slab/\$c/slab_size)\"
+done > /tmp/sizes
+echo '== sizes'; cat /tmp/sizes
+echo '== loaded'; grep '\\[pftag_slab\\]' /proc/allocinfo
+echo 1 > /sys/kernel/debug/pftag_slab/free
+echo '== freed'; grep '\\[pftag_slab\\]' /proc/allocinfo
+echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
+rmmod pftag_slab
+echo '== dmesg'; dmesg
+echo '== end'
+"
+
+check_slab() { # NAME KERNEL APPEND
+	local name=$1 kernel=$2 append=$3 out=$o/$1 f sizes loaded freed st
+	guest "$kernel" "$out" "$append" "$script" || return
+	f=$out/out.log
+	sizes=$(section sizes "$f")
+	size() { awk -v c="$1" '$2 == c { print $3 }' <<< "$sizes"; }
+	local k8 k64 k192 kacc obj merged
+	k8=$(size kmalloc-8) k64=$(size kmalloc-64) k192=$(size kmalloc-192)
+	kacc=$(size kmalloc-cg-64)
+	kacc=${kacc:-$k64}
+	obj=$(size pftag_slab_obj) merged=$(size pftag_slab_merged)
+	if [ -z "$k8" ] || [ -z "$k64" ] || [ -z "$k192" ] || [ -z "$obj" ] || [ -z "$merged" ]; then
+		fail "$name: /sys/kernel/slab gives the caches' object sizes" "$sizes"
+		return
+	fi
+	loaded=$(section loaded "$f")
+	freed=$(section freed "$f")
+	local s want
+	while read -r s want; do
+		eq "$name: SITE:$s has $want after loading (bytes calls)" "$want" \
+			"$(site "$loaded" "$(sline "$s")")"
+		eq "$name: SITE:$s is back to 0 0 after the free" "0 0" \
+			"$(site "$freed" "$(sline "$s")")"
+	done <<- EOF
+		kmalloc $((n * (k8 + k64 + k192))) $((3 * n))
+		cache $((n * obj)) $n
+		bulk $((n * obj)) $n
+		merged $((n * merged)) $n
+		krealloc_old 0 0
+		krealloc $((n * k192)) $n
+		rcu $((n * k64)) $n
+		large $((n * 16384)) $n
+		noext 0 0
+		account $((n * kacc)) $n
+	EOF
+	st=$(section storage "$f")
+	eq "$name: slab indices take 2 bytes an object" 2 "$(field slab_index_bytes "$st")"
+	local blocks
+	blocks=$(( $(field slab_tag_blocks_in_slab "$st") + $(field slab_tag_blocks_kmalloc "$st") ))
+	[ "$blocks" -gt 0 ] && ok "$name: slabs have tag blocks ($(field slab_tag_blocks_in_slab "$st") in their leftover space, $(field slab_tag_blocks_kmalloc "$st") allocated)" ||
+		fail "$name: slabs have tag blocks" "$st"
+	eq "$name: no object went untracked" 0 "$(field slab_untracked_allocations "$st")"
+	local neg
+	neg=$(section loaded "$f" | awk '$1 < 0 || $2 < 0')
+	eq "$name: no negative counter" "" "$neg"
+	eq "$name: no warning, BUG or debug report" "" \
+		"$(debug_reports <(section dmesg "$f") "$QEMU_TOPOLOGY_WARNING")"
+}
+
+check_slab flags profiling ""
+check_slab page_ext profiling "sysctl.vm.mem_profiling=1,page_ext"
+if err=$(build_profiling debug 2>&1); then
+	check_slab debug "$(profiling_id debug)" ""
+else
+	fail "the debug build builds" "$err"
+fi
+# The distribution layouts' debug builds (LAYOUTS, tests/lib.sh): page_ext
+# storage chosen by itself.
+for l in $LAYOUTS; do
+	if err=$(build_layout "$l" 2>&1); then
+		check_slab "layout-$l" "$(layout_id "$l")" ""
+	else
+		fail "layout-$l: the layout's debug build builds" "$err"
+	fi
+done
+done_testing

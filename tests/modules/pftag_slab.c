@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pftag_slab: every way of allocating and freeing slab objects whose tag
+ * profiling must charge and uncharge, each from one known call site, so
+ * that tests can derive the exact bytes and calls /proc/allocinfo must
+ * show. Every call site has its own function and a "SITE:" marker on its
+ * line (the tests derive file:line from it).
+ *
+ * At load, n (module parameter) objects a path:
+ *   kmalloc of 8, 64 and 192 bytes (sizes of kmalloc caches)  SITE:kmalloc
+ *   kmem_cache_alloc() from a cache of the module's            SITE:cache
+ *   kmem_cache_alloc_bulk() of n objects, from that cache      SITE:bulk
+ *   kmem_cache_alloc() from a mergeable cache of 64 bytes      SITE:merged
+ *   kmalloc(64), grown by krealloc() to 192 bytes              SITE:krealloc_old
+ *                                                              SITE:krealloc
+ *   kmalloc(64), to be freed with kfree_rcu()                  SITE:rcu
+ *   kmalloc() of 3 pages and a byte (a large kmalloc: pages)   SITE:large
+ *   kmalloc(64, __GFP_NO_OBJ_EXT): never charged               SITE:noext
+ *   kmalloc(64, GFP_KERNEL_ACCOUNT) (kmalloc-cg-64 with memcg) SITE:account
+ *
+ * Writing 1 to /sys/kernel/debug/pftag_slab/free frees everything (the
+ * rcu objects with kfree_rcu(), then waits for them); unloading frees
+ * what is still held.
+ */
+#include <linux/debugfs.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
+static unsigned int n = 16;
+module_param(n, uint, 0444);
+MODULE_PARM_DESC(n, "objects allocated on each path at load");
+
+#define MAX_N		1024
+#define CACHE_SIZE	72
+#define LARGE_SIZE	(3 * PAGE_SIZE + 1)
+
+struct rcu_obj {
+	struct rcu_head rcu;
+	char data[64 - sizeof(struct rcu_head)];
+};
+
+enum { P_KMALLOC8, P_KMALLOC64, P_KMALLOC192, P_CACHE, P_BULK, P_MERGED,
+	P_KREALLOC, P_RCU, P_LARGE, P_NOEXT, P_ACCOUNT, NR_PATHS };
+
+/* protects held[] */
+static DEFINE_MUTEX(slab_lock);
+static void *held[NR_PATHS][MAX_N];
+static struct kmem_cache *own_cache, *merged_cache;
+static struct dentry *dir;
+
+static noinline void *slab_kmalloc(size_t size)
+{
+	return kmalloc(size, GFP_KERNEL);	/* SITE:kmalloc */
+}
+
+static noinline void *slab_cache(void)
+{
+	return kmem_cache_alloc(own_cache, GFP_KERNEL);	/* SITE:cache */
+}
+
+static noinline int slab_bulk(void **p, unsigned int nr)
+{
+	return kmem_cache_alloc_bulk(own_cache, GFP_KERNEL, nr, p);	/* SITE:bulk */
+}
+
+static noinline void *slab_merged(void)
+{
+	return kmem_cache_alloc(merged_cache, GFP_KERNEL);	/* SITE:merged */
+}
+
+static noinline void *slab_krealloc(void)
+{
+	void *p = kmalloc(64, GFP_KERNEL);	/* SITE:krealloc_old */
+	void *q;
+
+	if (!p)
+		return NULL;
+	q = krealloc(p, 192, GFP_KERNEL);	/* SITE:krealloc */
+	if (!q)
+		kfree(p);
+	return q;
+}
+
+static noinline void *slab_rcu(void)
+{
+	return kmalloc(sizeof(struct rcu_obj), GFP_KERNEL);	/* SITE:rcu */
+}
+
+static noinline void *slab_large(void)
+{
+	return kmalloc(LARGE_SIZE, GFP_KERNEL);	/* SITE:large */
+}
+
+static noinline void *slab_noext(void)
+{
+	return kmalloc(64, GFP_KERNEL | __GFP_NO_OBJ_EXT);	/* SITE:noext */
+}
+
+static noinline void *slab_account(void)
+{
+	return kmalloc(64, GFP_KERNEL_ACCOUNT);	/* SITE:account */
+}
+
+static void free_all(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		kfree(held[P_KMALLOC8][i]);
+		kfree(held[P_KMALLOC64][i]);
+		kfree(held[P_KMALLOC192][i]);
+		if (held[P_CACHE][i])
+			kmem_cache_free(own_cache, held[P_CACHE][i]);
+		if (held[P_MERGED][i])
+			kmem_cache_free(merged_cache, held[P_MERGED][i]);
+		kfree(held[P_KREALLOC][i]);
+		if (held[P_RCU][i])
+			kfree_rcu((struct rcu_obj *)held[P_RCU][i], rcu);
+		kfree(held[P_LARGE][i]);
+		kfree(held[P_NOEXT][i]);
+		kfree(held[P_ACCOUNT][i]);
+	}
+	if (held[P_BULK][0])
+		kmem_cache_free_bulk(own_cache, n, held[P_BULK]);
+	memset(held, 0, sizeof(held));
+	/* The rcu objects are freed before the write returns. */
+	kvfree_rcu_barrier();
+}
+
+static int alloc_all(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		held[P_KMALLOC8][i] = slab_kmalloc(8);
+		held[P_KMALLOC64][i] = slab_kmalloc(64);
+		held[P_KMALLOC192][i] = slab_kmalloc(192);
+		held[P_CACHE][i] = slab_cache();
+		held[P_MERGED][i] = slab_merged();
+		held[P_KREALLOC][i] = slab_krealloc();
+		held[P_RCU][i] = slab_rcu();
+		held[P_LARGE][i] = slab_large();
+		held[P_NOEXT][i] = slab_noext();
+		held[P_ACCOUNT][i] = slab_account();
+		if (!held[P_KMALLOC8][i] || !held[P_KMALLOC64][i] ||
+		    !held[P_KMALLOC192][i] || !held[P_CACHE][i] ||
+		    !held[P_MERGED][i] || !held[P_KREALLOC][i] ||
+		    !held[P_RCU][i] || !held[P_LARGE][i] || !held[P_NOEXT][i] ||
+		    !held[P_ACCOUNT][i])
+			return -ENOMEM;
+	}
+	if (slab_bulk(held[P_BULK], n) != n)
+		return -ENOMEM;
+	return 0;
+}
+
+static ssize_t free_write(struct file *file, const char __user *ubuf,
+			  size_t len, loff_t *ppos)
+{
+	mutex_lock(&slab_lock);
+	free_all();
+	mutex_unlock(&slab_lock);
+	return len;
+}
+
+static const struct file_operations free_fops = {
+	.owner = THIS_MODULE,
+	.write = free_write,
+};
+
+static int __init pftag_slab_init(void)
+{
+	int ret;
+
+	if (n > MAX_N) {
+		pr_err("pftag_slab: n=%u is more than %u\n", n, MAX_N);
+		return -EINVAL;
+	}
+	own_cache = kmem_cache_create("pftag_slab_obj", CACHE_SIZE, 0, SLAB_NO_MERGE, NULL);
+	merged_cache = kmem_cache_create("pftag_slab_merged", 64, 0, 0, NULL);
+	if (!own_cache || !merged_cache) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = alloc_all();
+	if (ret) {
+		free_all();
+		goto out;
+	}
+	dir = debugfs_create_dir("pftag_slab", NULL);
+	debugfs_create_file("free", 0200, dir, NULL, &free_fops);
+	return 0;
+out:
+	kmem_cache_destroy(merged_cache);
+	kmem_cache_destroy(own_cache);
+	return ret;
+}
+
+static void __exit pftag_slab_exit(void)
+{
+	debugfs_remove_recursive(dir);
+	free_all();
+	kmem_cache_destroy(merged_cache);
+	kmem_cache_destroy(own_cache);
+}
+
+module_init(pftag_slab_init);
+module_exit(pftag_slab_exit);
+MODULE_DESCRIPTION("Slab objects allocated and freed on every path profiling charges");
+MODULE_LICENSE("GPL");
