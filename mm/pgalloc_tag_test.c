@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit tests of page allocation tags in page->flags (mm/pgalloc_tag.c).
+ * KUnit tests of page allocation tags in page->flags (mm/pgalloc_tag.c),
+ * and of slab objects' tag indices (mm/slub.c).
  */
 #include <kunit/test.h>
 #include <linux/alloc_tag.h>
@@ -9,6 +10,8 @@
 #include <linux/page-flags.h>
 #include <linux/pgalloc_tag.h>
 #include <linux/slab.h>
+
+#include "slab.h"
 
 /* Every bit of page->flags outside the index field. */
 #define OTHER_BITS	(~ALLOC_TAG_IDX_FLAGS)
@@ -391,6 +394,126 @@ static void capacity_arithmetic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, alloc_tag_idx_capacity(0), 0UL);
 }
 
+
+/* A slab tag block's slot widths, in bytes. */
+static const unsigned int slot_bytes[] = { sizeof(u16), sizeof(u32) };
+
+static void slot_bytes_desc(const unsigned int *bytes, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u-byte slots", *bytes);
+}
+
+KUNIT_ARRAY_PARAM(slot_bytes, slot_bytes, slot_bytes_desc);
+
+#define SLAB_SLOTS	7
+
+/*
+ * An index stored in a slab tag block's slot reads back unchanged, in
+ * slots at both ends and in the middle; memcg's word and every other
+ * slot keep their bytes. 2-byte slots take indices up to 0xffff, 4-byte
+ * ones up to 0xffffffff.
+ */
+static void slab_slot_round_trip(struct kunit *test)
+{
+	unsigned int bytes = *(const unsigned int *)test->param_value;
+	bool wide = bytes == sizeof(u32);
+	const unsigned long idx[] = {
+		ALLOC_TAG_IDX_NONE, ALLOC_TAG_IDX_EMPTY, ALLOC_TAG_IDX_FIRST,
+		0x7fff, 0xffff, 0x10000, 0xffffffff,
+	};
+	const unsigned int offs[] = { 0, SLAB_SLOTS / 2, SLAB_SLOTS - 1 };
+	size_t size = sizeof(struct slab_tag_block) + SLAB_SLOTS * bytes;
+	struct slab_tag_block *block;
+	u8 *before;
+	int i, j;
+
+	block = kunit_kmalloc(test, size, GFP_KERNEL);
+	before = kunit_kmalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, block);
+	KUNIT_ASSERT_NOT_NULL(test, before);
+
+	for (i = 0; i < ARRAY_SIZE(idx); i++) {
+		if (!wide && idx[i] > 0xffff)
+			continue;
+		for (j = 0; j < ARRAY_SIZE(offs); j++) {
+			unsigned int off = offs[j];
+			u8 *slot = (u8 *)block + sizeof(*block) + off * bytes;
+
+			memset(block, 0xa5, size);
+			memcpy(before, block, size);
+			__slab_tag_idx_store(block, off, idx[i], wide);
+			KUNIT_EXPECT_EQ(test, __slab_tag_idx_load(block, off, wide), idx[i]);
+			/* Nothing outside the slot moved. */
+			KUNIT_EXPECT_MEMEQ(test, block, before, slot - (u8 *)block);
+			KUNIT_EXPECT_MEMEQ(test, slot + bytes, before + (slot - (u8 *)block) + bytes,
+					   size - (slot - (u8 *)block) - bytes);
+		}
+	}
+}
+
+/* The slots the kernel chose hold every index it hands out. */
+static void slab_slot_width(struct kunit *test)
+{
+	unsigned long last = alloc_tag_kernel_idx_end + alloc_tag_module_space - 1;
+
+	if (static_branch_unlikely(&alloc_tag_slab_wide))
+		KUNIT_EXPECT_LE(test, last, 0xffffffffUL);
+	else
+		KUNIT_EXPECT_LE(test, last, 0xffffUL);
+}
+
+/*
+ * An object allocated here carries, in its slab's tag block, the index of
+ * this file's call site; its tag is charged the cache's object size and
+ * one call, and uncharged at the free.
+ */
+static void slab_object_tag(struct kunit *test)
+{
+	struct kmem_cache *cache;
+	struct alloc_tag *tag;
+	struct alloc_tag_counters c0, c1, c2;
+	struct slab_tag_block *block;
+	struct slab *slab;
+	unsigned long idx;
+	unsigned int line;
+	void *obj;
+
+	if (!mem_alloc_profiling_enabled())
+		kunit_skip(test, "memory allocation profiling is off");
+	cache = kmem_cache_create("pgalloc_tag_kunit", 40, 0, SLAB_NO_MERGE, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, cache);
+
+	line = __LINE__ + 1;
+	obj = kmem_cache_alloc(cache, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	slab = virt_to_slab(obj);
+	block = slab_tag_block_of(READ_ONCE(slab->obj_exts));
+	KUNIT_ASSERT_NOT_NULL(test, block);
+	idx = __slab_tag_idx_load(block, obj_to_index(cache, slab, obj),
+				  static_branch_unlikely(&alloc_tag_slab_wide));
+	KUNIT_ASSERT_GE(test, idx, ALLOC_TAG_IDX_FIRST);
+	tag = alloc_tag_from_idx(idx);
+	KUNIT_ASSERT_NOT_NULL(test, tag);
+	KUNIT_EXPECT_EQ(test, tag->ct.lineno, line);
+	KUNIT_EXPECT_STREQ(test, tag->ct.function, "slab_object_tag");
+	c1 = alloc_tag_read(tag);
+
+	kmem_cache_free(cache, obj);
+	c2 = alloc_tag_read(tag);
+	KUNIT_EXPECT_EQ(test, c1.calls - c2.calls, 1);
+	KUNIT_EXPECT_EQ(test, c1.bytes - c2.bytes, cache->size);
+
+	/* Charged again at the same site: the counters move by as much. */
+	c0 = c2;
+	obj = kmem_cache_alloc(cache, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	kmem_cache_free(cache, obj);
+	c2 = alloc_tag_read(tag);
+	KUNIT_EXPECT_EQ(test, c2.calls, c0.calls);
+	KUNIT_EXPECT_EQ(test, c2.bytes, c0.bytes);
+	kmem_cache_destroy(cache);
+}
+
 static struct kunit_case pgalloc_tag_test_cases[] = {
 	KUNIT_CASE_PARAM(idx_round_trip, edge_idx_gen_params),
 	KUNIT_CASE(reserved_idx),
@@ -399,6 +522,9 @@ static struct kunit_case pgalloc_tag_test_cases[] = {
 	KUNIT_CASE_SLOW(neighbour_bits_concurrent),
 	KUNIT_CASE(module_table_grow_release),
 	KUNIT_CASE_PARAM(capacity_arithmetic, capacity_bits_gen_params),
+	KUNIT_CASE_PARAM(slab_slot_round_trip, slot_bytes_gen_params),
+	KUNIT_CASE(slab_slot_width),
+	KUNIT_CASE(slab_object_tag),
 	{}
 };
 

@@ -12,6 +12,12 @@
 #      module's code fails: each command fails, no pftag_ops counter
 #      moves; the same commands without faults then give the exact
 #      counters (derived below), which go back to 0 when freed.
+#   3. pftag_slab loads while every allocation of a slab's tag block
+#      fails (the filter's range is slab_tag_block_create()): the objects
+#      of its own new cache cannot be charged, and are counted as
+#      untracked (slab_untracked_*), calls and bytes, instead of their
+#      tags; freed, they uncharge nothing; loaded again without faults,
+#      the same objects are charged exactly.
 # Nothing may warn: no debug check, no WARNING, no BUG.
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/faults
@@ -27,6 +33,13 @@ line0=$(site_line order0)
 lineN=$(site_line orderN)
 # pftag_pages counts=4,0,2: 4 order-0 pages and 2 order-2 allocations.
 allocs=$((4 + 2)) pages=$((4 + 2 * 4))
+
+# pftag_slab's objects a path, and the lines of its own cache's two sites.
+slab_n=16
+slab_src=$TOP/tests/modules/pftag_slab.c
+slab_cache_line=$(grep -n '/\* SITE:cache \*/' "$slab_src" | cut -d: -f1)
+slab_bulk_line=$(grep -n '/\* SITE:bulk \*/' "$slab_src" | cut -d: -f1)
+slab_site() { awk -v l="pftag_slab.c:$2" '$3 ~ "/" l "$" || $3 == l { print $1, $2 }' <<< "$1"; }
 
 # pftag_ops commands and what each leaves charged: site, bytes, calls.
 cmds=(
@@ -116,6 +129,23 @@ echo '== ops-lines'; grep '\\[pftag_ops\\]' /proc/allocinfo
 echo 'free all' > \$C
 echo '== ops-lines-freed'; grep '\\[pftag_ops\\]' /proc/allocinfo
 rmmod pftag_ops
+
+r=\$(range slab_tag_block_create)
+echo '== block-range'; echo \$r
+echo '== slab-boot'; cat \$S
+inject \$r
+insmod \$M/pftag_slab.ko n=$slab_n; echo '== slab-insmod-rc'; echo \$?
+stop
+echo '== slab-failed'; cat \$S
+echo '== slab-size'; cat /sys/kernel/slab/pftag_slab_obj/slab_size
+echo '== slab-lines-failed'; grep '\\[pftag_slab\\]' /proc/allocinfo
+echo 1 > /sys/kernel/debug/pftag_slab/free
+echo '== slab-lines-freed'; grep '\\[pftag_slab\\]' /proc/allocinfo
+rmmod pftag_slab
+insmod \$M/pftag_slab.ko n=$slab_n
+echo '== slab-again'; cat \$S
+echo '== slab-lines-again'; grep '\\[pftag_slab\\]' /proc/allocinfo
+rmmod pftag_slab
 echo '== negative'; awk 'NR > 2 && (\$1 < 0 || \$2 < 0)' /proc/allocinfo
 echo '== end'"
 
@@ -171,6 +201,28 @@ for mode in flags page_ext; do
 	done
 	eq "$mode: every pftag_ops line is 0 once freed" "" \
 		"$(section ops-lines-freed "$f" | awk '$1 != 0 || $2 != 0')"
+	check "$mode: slab_tag_block_create is found in /proc/kallsyms" \
+		grep -qE '^0x[0-9a-f]+ 0x[0-9a-f]+$' <(section block-range "$f")
+	eq "$mode: pftag_slab loads while no tag block can be allocated" 0 "$(section slab-insmod-rc "$f")"
+	sb=$(section slab-boot "$f") sf=$(section slab-failed "$f") sa=$(section slab-again "$f")
+	osize=$(section slab-size "$f")
+	ua=$(($(field slab_untracked_allocations "$sf") - $(field slab_untracked_allocations "$sb")))
+	ub=$(($(field slab_untracked_bytes "$sf") - $(field slab_untracked_bytes "$sb")))
+	check "$mode: the $((2 * slab_n)) objects of its own cache are counted untracked ($ua allocations)" \
+		test "$ua" -ge $((2 * slab_n))
+	check "$mode: with their bytes, $((2 * slab_n)) x $osize ($ub bytes)" \
+		test "$ub" -ge $((2 * slab_n * osize))
+	lf=$(section slab-lines-failed "$f")
+	eq "$mode: its cache's sites charged nothing" "0 0
+0 0" "$(slab_site "$lf" "$slab_cache_line"; slab_site "$lf" "$slab_bulk_line")"
+	lf=$(section slab-lines-freed "$f")
+	eq "$mode: freed, they uncharged nothing" "0 0
+0 0" "$(slab_site "$lf" "$slab_cache_line"; slab_site "$lf" "$slab_bulk_line")"
+	eq "$mode: loaded again without faults, nothing more is untracked" \
+		"$(field slab_untracked_allocations "$sf")" "$(field slab_untracked_allocations "$sa")"
+	lf=$(section slab-lines-again "$f")
+	eq "$mode: and its cache's sites are charged exactly" "$((slab_n * osize)) $slab_n
+$((slab_n * osize)) $slab_n" "$(slab_site "$lf" "$slab_cache_line"; slab_site "$lf" "$slab_bulk_line")"
 	eq "$mode: no tag is negative" "" "$(section negative "$f")"
 	eq "$mode: no debug check fired, no other warning" "" \
 		"$(debug_reports "$o/$mode/console.log" "$QEMU_TOPOLOGY_WARNING")"
