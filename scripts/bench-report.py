@@ -99,20 +99,37 @@ def sections(path):
     return {k: "\n".join(v) for k, v in sec.items()}
 
 
-def perf_stat(text):
-    """{event: value} of `perf stat -x,` lines, plus hackbench's total time."""
-    ev = {}
+def perf_runs(text):
+    """[{event: value}] of the `perf stat -x,` runs in TEXT, in order, each
+    with its load's own figures (hackbench's total time, pftag-faults'
+    pages): a run ends where a figure it already has comes again."""
+    runs, ev = [], {}
+
+    def put(k, v):
+        nonlocal ev
+        if k in ev:
+            runs.append(ev)
+            ev = {}
+        ev[k] = v
     for line in text.splitlines():
         f = line.split(",")
         if len(f) >= 3 and f[2] and re.match(r"^[0-9.]+$", f[0]):
-            ev[f[2]] = float(f[0])
+            put(f[2], float(f[0]))
         m = re.search(r"Total time: ([0-9.]+) \[sec\]", line)
         if m:
-            ev["total"] = float(m.group(1))
+            put("total", float(m.group(1)))
         m = re.match(r"pages=(\d+)", line)
         if m:
-            ev["pages"] = int(m.group(1))
-    return ev
+            put("pages", int(m.group(1)))
+    if ev:
+        runs.append(ev)
+    return runs
+
+
+def perf_stat(text):
+    """{event: value} of the first `perf stat -x,` run in TEXT."""
+    runs = perf_runs(text)
+    return runs[0] if runs else {}
 
 
 def med(xs):
@@ -125,6 +142,12 @@ def pct(x, base):
 
 def fmt_pct(x):
     return "%+.1f%%" % x
+
+
+def ovh(x, base, f="%.0f"):
+    """'673 (+43, +6.8%)': X, then its overhead against BASE in the same
+    unit, then in percent (F formats the figures)."""
+    return (f + " (%s, %s)") % (x, (f.replace("%", "%+", 1)) % (x - base), fmt_pct(pct(x, base)))
 
 
 def table(p, rows, cases, cell):
@@ -174,7 +197,7 @@ def load_set(o, s, configs, rounds):
     for name, build, append in configs:
         sec = sections(os.path.join(o, s, "icount", name, "out.log"))
         e = {"sec": sec, "micro": parse_micro(sec.get("micro", "")),
-             "hb": perf_stat(sec.get("hackbench", "")), "pf": perf_stat(sec.get("faults", "")),
+             "hb": perf_runs(sec.get("hackbench", "")), "pf": perf_stat(sec.get("faults", "")),
              "build": build, "append": append}
         cdir = os.path.join(o, s, "cache", name)
         if os.path.isdir(cdir):
@@ -194,7 +217,7 @@ def load_set(o, s, configs, rounds):
             ws = sections(p)
             for c, xs in parse_micro(ws.get("micro", "")).items():
                 w["micro"].setdefault(c, []).extend(xs)
-            w["hb"].append(perf_stat(ws.get("hackbench", "")))
+            w["hb"].extend(perf_runs(ws.get("hackbench", "")))
             w["pf"].append(perf_stat(ws.get("faults", "")))
         e["wall"] = w
         p = os.path.join(o, s, "mem4g", name, "out.log")
@@ -464,14 +487,30 @@ def main():
         p("")
 
     # Macro.
+    def hb_clock(e):
+        return med([r["task-clock"] for r in e["hb"] if "task-clock" in r])
+    hb_runs = {len(data[s][n]["hb"]) for s in sets for n in names}
+    pinned = min(hb_runs) > 1
+    hb_spread = max([(max(xs) / min(xs) - 1) * 100 for s in sets for n in names
+                     for xs in [[r["task-clock"] for r in data[s][n]["hb"] if "task-clock" in r]]
+                     if xs] or [float("nan")])
     p("## Macro: perf stat in the guest under -icount")
     p("")
     p("hackbench = `perf bench sched messaging -g 4 -l 40` (Debian's linux-perf); page faults "
       "= `pftag-faults 32 8` (8 rounds of mapping 32 MiB anonymous, small pages, writing every "
       "page, unmapping: 65,536 faults, each an order-0 allocation charged to the kernel call "
       "site in mm/memory.c and its free). task-clock counts instructions under `-icount` "
-      "(msec = millions). hackbench runs 160 tasks on 2 vCPUs: the interleaving, and so its "
-      "total, changes from boot to boot; the fault loop is one task and repeats closely.")
+      "(msec = millions); overheads against baseline in millions of instructions first.")
+    if pinned:
+        p("hackbench runs on one vCPU (`taskset -c 1`), %s times per boot, the median shown; "
+          "the runs of one boot spread by at most %.2f%%. On both vCPUs its total moved by "
+          "tens of percent from one boot to the next (the clock counts the instructions of "
+          "both vCPUs, run in turn, and the 160 tasks interleave differently every boot)."
+          % ("/".join(str(x) for x in sorted(hb_runs)), hb_spread))
+    else:
+        p("hackbench ran its 160 tasks on 2 vCPUs, once per boot: the interleaving, and so "
+          "its total, changes from boot to boot by tens of percent; read its row as noise. "
+          "The fault loop is one task and repeats closely.")
     p("")
     for s in sets:
         D = data[s]
@@ -479,13 +518,18 @@ def main():
         p("")
         p("| configuration | hackbench Minstr | faults Minstr | instructions per fault |")
         p("|---|---|---|---|")
-        hb0 = D[base]["hb"].get("task-clock", 0)
+        hb0 = hb_clock(D[base])
         pf0 = D[base]["pf"].get("task-clock", 0)
+        nf0 = D[base]["pf"].get("page-faults", 0) or 1
         for n in names:
-            hb, pfl = D[n]["hb"].get("task-clock", 0), D[n]["pf"].get("task-clock", 0)
+            hb, pfl = hb_clock(D[n]), D[n]["pf"].get("task-clock", 0)
             nfault = D[n]["pf"].get("page-faults", 0) or 1
-            p("| %s | %.1f (%s) | %.1f (%s) | %.0f |" % (
-                n, hb, fmt_pct(pct(hb, hb0)), pfl, fmt_pct(pct(pfl, pf0)), pfl * 1e6 / nfault))
+            if n == base:
+                p("| %s | %.1f | %.1f | %.0f |" % (n, hb, pfl, pfl * 1e6 / nfault))
+                continue
+            p("| %s | %s | %s | %s |" % (
+                n, ovh(hb, hb0, "%.1f"), ovh(pfl, pf0, "%.1f"),
+                ovh(pfl * 1e6 / nfault, pf0 * 1e6 / nf0, "%.0f")))
         p("")
 
     # Memory.
