@@ -50,6 +50,20 @@ times the tags of these guests). Memory allocation profiling is off in
 Debian's config (`MEM_ALLOC_PROFILING` not set)."""
 
 
+# The memory ledger: debugfs alloc_tag/memory, one "name: bytes" line a
+# kind (total: all but the slab tag blocks in slabs' leftover space).
+LEDGER_KINDS = ["page_ext_slots", "slab_tag_blocks_kmalloc", "slab_tag_blocks_in_slab",
+                "percpu_counters", "module_map", "tag_indices", "total"]
+LEDGER_TITLE = {
+    "page_ext_slots": "page_ext slots", "slab_tag_blocks_kmalloc": "slab tags, kmalloc'd",
+    "slab_tag_blocks_in_slab": "slab tags in leftover space", "percpu_counters": "per-CPU counters",
+    "module_map": "module map", "tag_indices": "tag indices", "total": "total",
+}
+NONE_HERE = "—"     # a kind the kernel has no storage of (stock 6.12's module map, ...)
+# struct alloc_tag_counters: two u64, per tag and possible CPU.
+COUNTERS_BYTES = 16
+
+
 def parse_micro(text):
     """{case: [ns per iteration, one per run]} of pftag_bench's lines."""
     out = {}
@@ -260,6 +274,117 @@ def rep_stos_note(data, ins, sets):
                     m["page-flags"]["page-o0"] - m["baseline"]["page-o0"]) if m else "")
 
 
+def kv(text):
+    """{key: value} of "key: value" lines; the "allocinfo" lines in a list."""
+    d = {"allocinfo": []}
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z_][\w()]*):\s*(.*?)\s*$", line)
+        if not m:
+            continue
+        if m.group(1) == "allocinfo":
+            d["allocinfo"].append(m.group(2))
+        else:
+            d[m.group(1)] = m.group(2)
+    return d
+
+
+def ncpus(spec):
+    """The CPUs of a cpulist such as 0-1 or 0-3,8."""
+    n = 0
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        n += int(b or a) - int(a) + 1
+    return n
+
+
+def allocinfo_bytes(src, func):
+    """Bytes of /proc/allocinfo's lines of function FUNC, None without one."""
+    xs = [int(l.split()[0]) for l in src["allocinfo"] if l.split()[-1] == "func:" + func]
+    return sum(xs) if xs else None
+
+
+def ledger_figures(build, sec, phase):
+    """({kind: bytes, None when not reported, NONE_HERE}, where from) of one
+    phase ("boot", "load") of a ledger boot; (None, why) without one."""
+    if "ledger-sources " + phase not in sec:
+        return None, "no figures"
+    if build == "baseline":
+        return None, "not built in"
+    src = kv(sec["ledger-sources " + phase])
+    if src.get("ledger_file") == "present":
+        led = kv(sec.get("ledger " + phase, ""))
+        return ({k: int(led[k]) if re.match(r"^\d+$", led.get(k, "")) else None
+                 for k in LEDGER_KINDS}, "alloc_tag/memory")
+    if build != "stock":
+        return {k: None for k in LEDGER_KINDS}, "no alloc_tag/memory"
+    # Stock 6.12: page_ext's boot line, the slab vectors' allocinfo line,
+    # and a pair of u64 counters per tag (allocinfo's lines but its two
+    # header lines) and possible CPU.
+    f = dict.fromkeys(LEDGER_KINDS, NONE_HERE)
+    m = re.match(r"allocated (\d+) bytes of page_ext", src.get("bootlog", ""))
+    f["page_ext_slots"] = int(m.group(1)) if m else None
+    f["slab_tag_blocks_kmalloc"] = allocinfo_bytes(src, "alloc_slab_obj_exts")
+    lines = src.get("allocinfo_lines", "")
+    cpus = src.get("possible_cpus", "")
+    f["percpu_counters"] = ((int(lines) - 2) * ncpus(cpus) * COUNTERS_BYTES
+                            if lines.isdigit() and re.match(r"^[\d,-]+$", cpus) else None)
+    parts = [f[k] for k in ("page_ext_slots", "slab_tag_blocks_kmalloc", "percpu_counters")]
+    f["total"] = None if None in parts else sum(parts)
+    return f, "6.12: allocinfo, boot line"
+
+
+def load_ledger(o, s, configs):
+    """{name: {boot, load: figures; src: where from; slab: {phase: kB}; load_ns,
+    files, pairs}} of the ledger boots of set S; {} when the run has none."""
+    out = {}
+    for name, build, append in configs:
+        path = os.path.join(o, s, "ledger", name, "out.log")
+        if not os.path.exists(path):
+            continue
+        sec = sections(path)
+        e = {}
+        for ph in ("boot", "load"):
+            e[ph], e["src_" + ph] = ledger_figures(build, sec, ph)
+            src = kv(sec.get("ledger-sources " + ph, ""))
+            m = re.match(r"(\d+) kB", src.get("Slab", ""))
+            e.setdefault("slab", {})[ph] = int(m.group(1)) if m else None
+            # A function without a line in an allocinfo: no such call site.
+            e.setdefault("allocinfo", {})[ph] = {
+                f: (allocinfo_bytes(src, f) if src.get("allocinfo_lines", "").isdigit() else None)
+                for f in ("alloc_slab_obj_exts", "slab_tag_block_create")}
+            if src.get("allocinfo_lines", "").isdigit():
+                for f, v in e["allocinfo"][ph].items():
+                    if v is None:
+                        e["allocinfo"][ph][f] = NONE_HERE
+        ld = sec.get("ledger-load", "")
+        m = re.search(r"files=(\d+) .*ns=(\d+)", ld)
+        e["files"], e["files_ns"] = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+        m = re.search(r"socketpairs=(\d+) .*ns=(\d+)", ld)
+        e["pairs"], e["pairs_ns"] = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+        out[name] = e
+    return out
+
+
+def fmt_bytes(x):
+    if x is None:
+        return "n/a"
+    if x == NONE_HERE:
+        return NONE_HERE
+    return "{:,}".format(x)
+
+
+def delta(a, b):
+    """B - A, None when either is missing; NONE_HERE when both are."""
+    if a == NONE_HERE and b == NONE_HERE:
+        return NONE_HERE
+    return b - a if isinstance(a, int) and isinstance(b, int) else None
+
+
+def ratio(x, y):
+    """'23%': X of Y, n/a when either is missing."""
+    return "%.0f%%" % (100.0 * x / y) if x is not None and y else "n/a"
+
+
 def per_set(counts):
     """'20,000 (2,000 in the distro set)': the first set's count, the others in parentheses."""
     sets = list(counts)
@@ -295,6 +420,7 @@ def main():
     sets = a.sets.split()
     o = a.out
     data = {s: load_set(o, s, configs, a.rounds) for s in sets}
+    ledger = {s: load_ledger(o, s, configs) for s in sets}
     base, pf, pe, st, st_off = "baseline", "page-flags", "page_ext", "stock", "stock-off"
     # The median of a boot's runs: a run that some other work of the
     # guest (a kworker, a timer) interrupts for ~0.1 M instructions stands
@@ -392,7 +518,10 @@ def main():
     # Previous run.
     cur = {"series": read(os.path.join(o, "series-head")),
            "instructions": ins,
-           "cache": {s: {n: data[s][n].get("cache", {}) for n in names} for s in sets}}
+           "cache": {s: {n: data[s][n].get("cache", {}) for n in names} for s in sets},
+           "ledger": {s: {n: {k: ledger[s][n][k] for k in ("boot", "load", "slab", "allocinfo",
+                                                          "files", "pairs")}
+                          for n in ledger[s]} for s in sets}}
     if a.previous and os.path.exists(a.previous):
         with open(a.previous) as f:
             prev = json.load(f)
@@ -413,6 +542,45 @@ def main():
                   ins[d[1]][d[2]][d[3]] - d[4], d[0], d[1], d[2], CASE_TITLE[d[3]], d[4],
                   ins[d[1]][d[2]][d[3]]))
             p("")
+
+    def slab_added(lg, n):
+        """Bytes profiling added to slab during the load: the ledger's kmalloc'd
+        slab tags (stock: its slab vectors, from allocinfo)."""
+        e = lg.get(n)
+        if not e or not e["boot"] or not e["load"]:
+            return None
+        return delta(e["boot"]["slab_tag_blocks_kmalloc"], e["load"]["slab_tag_blocks_kmalloc"])
+
+    def slab_growth(lg, n):
+        """kB meminfo's Slab grew by during the load, over baseline's growth."""
+        g = {}
+        for m in (n, base):
+            e = lg.get(m)
+            g[m] = delta(e["slab"]["boot"], e["slab"]["load"]) if e else None
+        return g[n] - g[base] if None not in g.values() else None
+
+    def load_words(lg):
+        e = lg.get(base) or next(iter(lg.values()))
+        return "{:,} tmpfs files and {:,} socket pairs".format(e["files"] or 0, e["pairs"] or 0)
+
+    def slab_targets(lg, s):
+        if pf not in lg or st not in lg:
+            return []
+        x, y = slab_added(lg, pf), slab_added(lg, st)
+        memcg = "with" if s == "distro" else "without"
+        out = ["- slab, %s (%s `CONFIG_MEMCG`): bytes page-flags profiling added to slab (the "
+               "ledger's kmalloc'd slab tags), %s against stock 6.12's %s (its slab vectors): %s "
+               "(target: at most a quarter)" % (
+                   load_words(lg), memcg, fmt_bytes(x), fmt_bytes(y),
+                   "n/a (no ledger in this kernel)" if x is None or y is None else
+                   "%s, **%s**" % (ratio(x, y), "met" if x <= y / 4 else "missed"))]
+        gx, gy = slab_growth(lg, pf), slab_growth(lg, st)
+        if gx is not None and gy is not None:
+            out.append("- the same load, `Slab` of /proc/meminfo: page-flags grew by %+d kB over "
+                       "no profiling's growth, stock 6.12 by %+d kB: %s, %s (target: at most a "
+                       "quarter)" % (gx, gy, ratio(gx, gy),
+                                     "**met**" if gy > 0 and gx <= gy / 4 else "**missed**"))
+        return out
 
     # Targets.
     p("## Targets")
@@ -443,6 +611,8 @@ def main():
                   CASE_TITLE[c], I[pe][c], I[st][c], "**met**" if I[pe][c] <= I[st][c] else "**missed**"))
             p("- %s, built in but off, series against stock off: %.0f against %.0f" % (
                 CASE_TITLE[c], I["off"][c], I[st_off][c]))
+        for line in slab_targets(ledger[s], s):
+            p(line)
         p("")
 
     # Decomposition.
@@ -626,6 +796,92 @@ def main():
     p(D[pf]["sec"].get("storage", "").strip())
     p("```")
     p("")
+
+    # Ledger.
+    if any(ledger[s] for s in sets):
+        p("## Memory ledger: the bytes profiling holds")
+        p("")
+        p("A boot of its own per configuration (`-icount`, 512 MiB): the ledger right after "
+          "boot, then again while a load holds its objects: %s (`bench/guest/pftag-slab`: empty "
+          "files in a tmpfs of their own, then AF_UNIX stream socket pairs kept open with 64 "
+          "bytes queued on each). The series reports its ledger in "
+          "`/sys/kernel/debug/alloc_tag/memory`; a kernel without that file has n/a. Stock "
+          "6.12 has no such file: its figures are its page_ext boot line (\"allocated N bytes "
+          "of page_ext\"), its `alloc_slab_obj_exts` line of /proc/allocinfo (the slab "
+          "vectors), and per-CPU counters of %d bytes (`struct alloc_tag_counters`) for each "
+          "tag (the lines of /proc/allocinfo but its 2 header lines) and possible CPU; "
+          "`%s`: no such storage in that kernel. Slab tags in leftover space lie in slabs' "
+          "unused space past their last object and cost no allocation: the total leaves "
+          "them out." % (load_words(ledger[sets[0]]), COUNTERS_BYTES, NONE_HERE))
+        p("")
+        for s in sets:
+            LG = ledger[s]
+            if not LG:
+                continue
+            failed = [n for n in names if n in LG and (LG[n]["files"] is None or LG[n]["pairs"] is None)]
+            for ph, title in (("boot", "after boot"), ("load", "under the load")):
+                p("### %s: bytes %s" % (SET_TITLE[s], title))
+                p("")
+                p("| configuration | from | " + " | ".join(LEDGER_TITLE[k] for k in LEDGER_KINDS) + " |")
+                p("|---|---|" + "---|" * len(LEDGER_KINDS))
+                for n in names:
+                    e = LG.get(n)
+                    if not e:
+                        p("| %s | no ledger boot |%s" % (n, " n/a |" * len(LEDGER_KINDS)))
+                        continue
+                    f = e[ph]
+                    p("| %s | %s | %s |" % (n, e["src_" + ph], " | ".join(
+                        NONE_HERE if f is None and e["src_" + ph] == "not built in" else
+                        fmt_bytes(f[k] if f else None) for k in LEDGER_KINDS)))
+                p("")
+            p("### %s: what the load added to slab" % SET_TITLE[s])
+            p("")
+            p("| configuration | profiling's slab bytes added (ledger) | against stock's | "
+              "allocinfo: slab_tag_block_create added | allocinfo: alloc_slab_obj_exts added | "
+              "Slab (kB): boot → load | Slab growth (kB) | over no profiling's growth (kB) | "
+              "against stock's | files: M instructions | socket pairs: M instructions |")
+            p("|---|---|---|---|---|---|---|---|---|---|---|")
+            eb = LG.get(base, {})
+            ys, gy = slab_added(LG, st), slab_growth(LG, st)
+            for n in names:
+                e = LG.get(n)
+                if not e:
+                    continue
+                x = slab_added(LG, n)
+                g = delta(e["slab"]["boot"], e["slab"]["load"])
+                gx = slab_growth(LG, n)
+                ai = [delta(e["allocinfo"]["boot"][f], e["allocinfo"]["load"][f])
+                      for f in ("slab_tag_block_create", "alloc_slab_obj_exts")]
+                def minstr(k):
+                    if e[k] is None:
+                        return "n/a"
+                    if n == base or not eb.get(k):
+                        return "%.1f" % (e[k] / 1e6)
+                    return ovh(e[k] / 1e6, eb[k] / 1e6, "%.1f")
+                p("| %s | %s | %s | %s | %s | %s → %s | %s | %s | %s | %s | %s |" % (
+                    n, NONE_HERE if n == base else fmt_bytes(x),
+                    NONE_HERE if n in (base, st) else ratio(x, ys),
+                    fmt_bytes(ai[0]) if n != base else NONE_HERE,
+                    fmt_bytes(ai[1]) if n != base else NONE_HERE,
+                    fmt_bytes(e["slab"]["boot"]), fmt_bytes(e["slab"]["load"]),
+                    "n/a" if g is None else "{:+,}".format(g),
+                    NONE_HERE if n == base else ("n/a" if gx is None else "{:+,}".format(gx)),
+                    NONE_HERE if n in (base, st) else ratio(gx, gy),
+                    minstr("files_ns"), minstr("pairs_ns")))
+            p("")
+            if failed:
+                p("The load did not complete in: %s (see their out.log): their figures under "
+                  "the load are n/a." % ", ".join(failed))
+                p("")
+        p("\"profiling's slab bytes added\": the growth of the ledger's kmalloc'd slab tags "
+          "during the load (stock: of its slab vectors); \"over no profiling's growth\": "
+          "/proc/meminfo's `Slab` growth during the same load less the baseline kernel's, "
+          "everything profiling changes in slab, measured without its own accounting. "
+          "Growths are in kB, as meminfo gives them; the ratios are of the same columns of "
+          "stock 6.12 (profiling on) in the same set. The load's instructions (guest clock "
+          "under `-icount`), against no profiling's in millions, then percent: creating the "
+          "files, then opening the socket pairs and queueing their bytes.")
+        p("")
 
     # Boot.
     p("## Boot: instructions to userspace (`-icount shift=0`, %s)" % SET_TITLE[sets[0]])

@@ -17,14 +17,18 @@
 # figures compared are taken side by side in one run):
 #   1. -icount shift=0 (guest clock = instructions, exactly repeatable):
 #      instructions to userspace, memory after boot, the microbenchmark
-#      (tests/modules/pftag_bench.c), perf stat of hackbench and of a
-#      page-fault loop; both sets.
-#   2. the cache model: the microbenchmark again, with the TCG plugin
+#      (tests/modules/pftag_bench.c), perf stat of hackbench (on one
+#      vCPU) and of a page-fault loop; both sets.
+#   2. the memory ledger, -icount too, a boot of its own: the bytes
+#      profiling holds after boot and while a slab-heavy load holds
+#      its objects (LEDGER_FILES tmpfs files, LEDGER_PAIRS AF_UNIX
+#      socket pairs), with the slab in /proc/meminfo; both sets.
+#   3. the cache model: the microbenchmark again, with the TCG plugin
 #      bench/plugin/pftag-cache.c counting loads, stores and misses of a
 #      modelled cache inside the measured loops only; both sets.
-#   3. plain TCG, ROUNDS rounds (configurations interleaved): the same
+#   4. plain TCG, ROUNDS rounds (configurations interleaved): the same
 #      microbenchmark and perf runs in wall-clock time; minimal set.
-#   4. 4 GiB guests: memory after boot; minimal set.
+#   5. 4 GiB guests: memory after boot; minimal set.
 #
 # While the wall-clock guests run, the machine-wide kernel build lock is
 # held, so that no kernel build of this project (another clone, another
@@ -34,8 +38,9 @@
 # Environment: NO_BUILD=1 (measure the kernels as they are built),
 # ROUNDS (3), LOOPS_ICOUNT (20000), LOOPS_CACHE (4000),
 # LOOPS_ICOUNT_DISTRO and LOOPS_CACHE_DISTRO (a tenth of those),
-# LOOPS_WALL (50000), RUNS_WALL (3 runs per boot), SETS ("minimal
-# distro"), OUT (build/bench), RESULTS (bench/results).
+# LOOPS_WALL (50000), RUNS_WALL (3 runs per boot), LEDGER_FILES
+# (100000), LEDGER_PAIRS (10000), SETS ("minimal distro"), OUT
+# (build/bench), RESULTS (bench/results).
 STEP=bench
 . "$(dirname "$0")/lib.sh"
 
@@ -50,6 +55,8 @@ LOOPS_ICOUNT_DISTRO=${LOOPS_ICOUNT_DISTRO:-$((LOOPS_ICOUNT / 10))}
 LOOPS_CACHE_DISTRO=${LOOPS_CACHE_DISTRO:-$((LOOPS_CACHE / 10))}
 LOOPS_WALL=${LOOPS_WALL:-50000}
 RUNS_WALL=${RUNS_WALL:-3}
+LEDGER_FILES=${LEDGER_FILES:-100000}
+LEDGER_PAIRS=${LEDGER_PAIRS:-10000}
 SETS=${SETS:-minimal distro}
 OUT=${OUT:-$BUILD/bench}
 RESULTS=${RESULTS:-$TOP/bench/results}
@@ -106,14 +113,16 @@ done
 
 # The benchmark's userland, unpacked over the build's initramfs only on
 # these boots (-x): perf with the shared libraries it links, at their
-# host paths, and two static helpers.
+# host paths, and the static helpers.
 rm -rf "$OUT"
 mkdir -p "$OUT"
 root=$OUT/guest-root
 mkdir -p "$root/opt/pftag/bench"
 gcc -O2 -static -o "$root/opt/pftag/bench/pftag-clock" "$TOP/bench/guest/pftag-clock.c"
 gcc -O2 -static -o "$root/opt/pftag/bench/pftag-faults" "$TOP/bench/guest/pftag-faults.c"
+gcc -O2 -static -o "$root/opt/pftag/bench/pftag-slab" "$TOP/bench/guest/pftag-slab.c"
 install -m 755 "$TOP/bench/guest/run-bench" "$root/opt/pftag/bench/run-bench"
+install -m 755 "$TOP/bench/guest/pftag-ledger" "$root/opt/pftag/bench/pftag-ledger"
 # Debian's /usr/bin/perf is the binary itself (linux-perf 6.1 on Debian
 # 12); perf stat and perf bench need nothing of its version but the
 # kernel's perf_event_open().
@@ -133,7 +142,8 @@ boot() { # boot NAME BUILD-ID APPEND DIR [boot.sh options] -- WHAT LOOPS RUNS
 	shift
 	note "${dir#"$OUT"/}"
 	"$TOP/scripts/boot.sh" -k "$build" -c "$CPUS" -x "$OUT/bench.cpio" -t 1800 -q \
-		-o "$dir" -a "$append" "${opts[@]}" "/opt/pftag/bench/run-bench $*" ||
+		-o "$dir" -a "$append" "${opts[@]}" \
+		"LEDGER_FILES=$LEDGER_FILES LEDGER_PAIRS=$LEDGER_PAIRS /opt/pftag/bench/run-bench $*" ||
 		die "the $name guest failed (logs in $dir)" "see $dir/console.log"
 }
 
@@ -151,7 +161,18 @@ for s in $SETS; do
 	done
 done
 load icount-end
-# 2. Memory traffic: the cache model, inside the measured loops.
+# 2. The memory ledger. A boot of its own: its "after boot" figures
+#    follow nothing but boot, and the load's objects stay out of the
+#    other phases.
+for s in $SETS; do
+	f=$(set_fragments "$s")
+	for c in "${CONFIGS[@]}"; do
+		IFS='|' read -r name build append <<< "$c"
+		boot "$name" "$(obj_id "$build" "$f")" "$append" "$OUT/$s/ledger/$name" -m "$MEM" -i -- \
+			ledger 0 0
+	done
+done
+# 3. Memory traffic: the cache model, inside the measured loops.
 for s in $SETS; do
 	f=$(set_fragments "$s")
 	for c in "${CONFIGS[@]}"; do
@@ -164,8 +185,8 @@ for s in $SETS; do
 		mv "$OUT/$s/cache/$name.log" "$d/cache.log"
 	done
 done
-# 3. Wall-clock time, configurations interleaved round by round. The
-#    counts of phases 1 and 2 do not depend on the host's load; this
+# 4. Wall-clock time, configurations interleaved round by round. The
+#    counts of phases 1 to 3 do not depend on the host's load; this
 #    phase does, so it holds the machine-wide kernel build lock, and no
 #    kernel build of this project competes with it for the host's cores.
 exec 8> "${PFTAG_BUILD_LOCK:-/tmp/pftag-kernel-build.lock}"
@@ -182,7 +203,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	done
 done
 [ "$ROUNDS" -eq 0 ] || load wall-end
-# 4. Memory of a larger guest.
+# 5. Memory of a larger guest.
 for c in "${CONFIGS[@]}"; do
 	IFS='|' read -r name build append <<< "$c"
 	boot "$name" "$build" "$append" "$OUT/minimal/mem4g/$name" -m 4G -- info 0 0
