@@ -576,9 +576,9 @@ def main():
                    "%s, **%s**" % (ratio(x, y), "met" if x <= y / 4 else "missed"))]
         gx, gy = slab_growth(lg, pf), slab_growth(lg, st)
         if gx is not None and gy is not None:
-            out.append("- the same load, `Slab` of /proc/meminfo: page-flags grew by %+d kB over "
-                       "no profiling's growth, stock 6.12 by %+d kB: %s, %s (target: at most a "
-                       "quarter)" % (gx, gy, ratio(gx, gy),
+            out.append("- the same load, `Slab` of /proc/meminfo: page-flags grew by %s kB over "
+                       "no profiling's growth, stock 6.12 by %s kB: %s, %s (target: at most a "
+                       "quarter)" % ("{:+,}".format(gx), "{:+,}".format(gy), ratio(gx, gy),
                                      "**met**" if gy > 0 and gx <= gy / 4 else "**missed**"))
         return out
 
