@@ -900,8 +900,8 @@ def main():
     top = os.path.dirname(os.path.dirname(os.path.abspath(o)))
     p("## QEMU command lines")
     p("")
-    for d in ("minimal/icount/page-flags", "minimal/cache/page-flags", "minimal/wall/1/page-flags",
-              "minimal/mem4g/page-flags"):
+    for d in ("minimal/icount/page-flags", "minimal/ledger/page-flags", "minimal/cache/page-flags",
+              "minimal/wall/1/page-flags", "minimal/mem4g/page-flags"):
         cmd = read(os.path.join(o, d, "qemu.cmd"))
         if not cmd:
             continue
