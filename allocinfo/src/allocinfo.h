@@ -121,8 +121,17 @@ void ai_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ai_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 int ai_parse_size(const char *s, int64_t *out);
 int ai_parse_u64(const char *s, uint64_t *out);
-FILE *ai_atomic_open(const char *out, char **tmp);
-void ai_atomic_commit(FILE *f, char *tmp, const char *out);
+/* an output file: see util.c; every failure exits 1 with one message */
+struct ai_out {
+	FILE *f;
+	const char *path;	/* for messages */
+	char *target;		/* the regular file replaced (links resolved) */
+	char *tmp;		/* the temporary file renamed over it */
+	int through;		/* a device, FIFO or standard output: in place */
+	int err;		/* the errno of a failed write, when known */
+};
+void ai_out_open(struct ai_out *o, const char *path);
+void ai_out_commit(struct ai_out *o);
 
 extern const char *ai_prog;
 

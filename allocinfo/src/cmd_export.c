@@ -90,8 +90,7 @@ int cmd_export(int argc, char **argv)
 	struct ai_prom_opts po = { .nby = 0 };
 	struct ai_snap s;
 	struct ai_tag **v;
-	char *tmp = NULL;
-	FILE *f = stdout;
+	struct ai_out o;
 	size_t n;
 	int c;
 
@@ -141,19 +140,15 @@ int cmd_export(int argc, char **argv)
 		n = co.limit;
 		ai_sort_tags(v, n, "input");
 	}
-	if (out && strcmp(out, "-"))
-		f = ai_atomic_open(out, &tmp);
+	ai_out_open(&o, out);
 	if (fmt == AI_EXPORT_PROM) {
 		po.limit = co.limit;
 		po.profiling = profiling_state(co.input);
-		ai_export_prom(f, &s, v, n, &po);
+		ai_export_prom(o.f, &s, v, n, &po);
 	} else {
-		ai_export(f, &s, v, n, fmt);
+		ai_export(o.f, &s, v, n, fmt);
 	}
-	if (tmp)
-		ai_atomic_commit(f, tmp, out);
-	else if (fflush(f) || ferror(f))
-		ai_die("write error on standard output");
+	ai_out_commit(&o);
 	free(v);
 	c = ai_status(&s);
 	ai_snap_free(&s);

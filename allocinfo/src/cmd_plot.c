@@ -5,6 +5,7 @@
  * plot_main.c), so that allocinfo itself links no graphics library:
  * 'allocinfo plot' runs allocinfo-plot.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -78,6 +79,19 @@ static void text(cairo_t *cr, double x, double y, const char *s, double ax)
 	cairo_show_text(cr, s);
 }
 
+/* cairo's writer: the bytes go to the output file (see ai_out_open) */
+static cairo_status_t write_out(void *closure, const unsigned char *data,
+				unsigned int len)
+{
+	struct ai_out *o = closure;
+
+	if (fwrite(data, 1, len, o->f) == len)
+		return CAIRO_STATUS_SUCCESS;
+	if (!o->err)
+		o->err = errno;
+	return CAIRO_STATUS_WRITE_ERROR;
+}
+
 /* the group a tag is plotted in: its name, or its module or subsystem */
 static void group_name(const struct ai_tag *t, const char *by, char *b, size_t n)
 {
@@ -118,6 +132,7 @@ int cmd_plot(int argc, char **argv)
 	size_t nv;
 	sqlite3 *db;
 	cairo_surface_t *sf;
+	struct ai_out o;
 	cairo_t *cr;
 	double x0, x1, y0, y1, tmin, tmax, vmin = 0, vmax = 0, step, tstep, tunit;
 	const char *unit = "B";
@@ -312,8 +327,10 @@ int cmd_plot(int argc, char **argv)
 	tunit = tmax - tmin >= 7200 ? 3600 : tmax - tmin >= 300 ? 60 : 1;
 
 	svg = strlen(out) > 4 && !strcmp(out + strlen(out) - 4, ".svg");
+	/* a temporary file renamed over OUT at the end: a failure leaves the old chart */
+	ai_out_open(&o, out);
 	if (svg)
-		sf = cairo_svg_surface_create(out, width, height);
+		sf = cairo_svg_surface_create_for_stream(write_out, &o, width, height);
 	else
 		sf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
 	if (cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS)
@@ -491,13 +508,18 @@ int cmd_plot(int argc, char **argv)
 			fprintf(stderr, "legend: %s\n", b);
 	}
 	cairo_destroy(cr);
-	if (!svg && cairo_surface_write_to_png(sf, out) != CAIRO_STATUS_SUCCESS)
-		ai_die("plot: cannot write %s", out);
+	/*
+	 * A write error stops cairo's writer; the stream keeps its errno and
+	 * ai_out_commit() reports it, with the file name, once.
+	 */
+	if (!svg)
+		cairo_surface_write_to_png_stream(sf, write_out, &o);
 	cairo_surface_finish(sf);
-	if (cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS)
-		ai_die("plot: cannot write %s: %s", out,
+	if (!ferror(o.f) && cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS)
+		ai_die("plot: cannot draw %s: %s", out,
 		       cairo_status_to_string(cairo_surface_status(sf)));
 	cairo_surface_destroy(sf);
+	ai_out_commit(&o);
 	cairo_debug_reset_static_data();	/* font caches: for leak checkers */
 	for (k = 0; k < nlines; k++) {
 		free(lines[k].label);

@@ -141,62 +141,133 @@ int ai_parse_size(const char *s, int64_t *out)
 }
 
 /*
- * Write OUT atomically: a unique temporary file next to it (OUT.XXXXXX,
- * which the textfile collector ignores: it reads *.prom only), synced,
- * then renamed over OUT. Two runs never share the temporary file, and
- * it is removed when anything fails.
+ * Output files (export -o, plot -o, report -o). A regular file, or a
+ * name that does not exist yet, is replaced atomically: a unique
+ * temporary file next to it (FILE.XXXXXX, which the textfile collector
+ * ignores: it reads *.prom only), synced, then renamed over it; a
+ * symbolic link to a regular file keeps pointing there and its target is
+ * replaced. A character device or a FIFO (/dev/null, /dev/stdout on a
+ * terminal or pipe, a named pipe) is written through, in place: renaming
+ * over it would replace the device node. Anything else (a directory, a
+ * block device, a socket, a dangling link) is refused. A failure leaves
+ * the previous file as it was and exits 1 with one message.
  */
-FILE *ai_atomic_open(const char *out, char **tmpp)
+static char *pending_tmp;	/* removed when the program dies before the rename */
+
+static void remove_pending(void)
 {
-	char *tmp = xmalloc(strlen(out) + 8);
-	mode_t um = umask(0);
-	FILE *f;
-	int fd;
-
-	umask(um);
-	sprintf(tmp, "%s.XXXXXX", out);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		ai_die("cannot create a temporary file next to %s: %s", out,
-		       strerror(errno));
-	/* mkstemp() makes it 0600: the collector may run as another user */
-	if (fchmod(fd, 0666 & ~um) || !(f = fdopen(fd, "w"))) {
-		int e = errno;
-
-		unlink(tmp);
-		ai_die("cannot write %s: %s", tmp, strerror(e));
-	}
-	*tmpp = tmp;
-	return f;
+	if (pending_tmp)
+		unlink(pending_tmp);
 }
 
-void ai_atomic_commit(FILE *f, char *tmp, const char *out)
+static const char *file_kind(mode_t m)
 {
-	int bad = ferror(f), e = 0, dfd;
+	return S_ISDIR(m) ? "a directory" : S_ISBLK(m) ? "a block device" :
+	       S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+void ai_out_open(struct ai_out *o, const char *path)
+{
+	static int registered;
+	struct stat st, out1;
+	mode_t um;
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	if (!path || !strcmp(path, "-")) {
+		o->path = "standard output";
+		o->f = stdout;
+		o->through = 1;
+		return;
+	}
+	if (stat(path, &st) == 0) {
+		if (S_ISREG(st.st_mode) && !fstat(1, &out1) && S_ISREG(out1.st_mode) &&
+		    out1.st_dev == st.st_dev && out1.st_ino == st.st_ino) {
+			/* /dev/stdout, /proc/self/fd/1: the file the shell opened */
+			o->f = stdout;
+			o->through = 1;
+			return;
+		}
+		if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+			fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+			if (fd < 0 || !(o->f = fdopen(fd, "w")))
+				ai_die("cannot write %s: %s", path, strerror(errno));
+			o->through = 1;
+			return;
+		}
+		if (!S_ISREG(st.st_mode))
+			ai_die("%s is %s: not written (give a regular file, or a new name)",
+			       path, file_kind(st.st_mode));
+		o->target = realpath(path, NULL);
+		if (!o->target)
+			ai_die("cannot resolve %s: %s", path, strerror(errno));
+	} else if (errno == ENOENT) {
+		if (!lstat(path, &st) && S_ISLNK(st.st_mode))
+			ai_die("%s is a symbolic link to a file that does not exist: not written"
+			       " (give the target's name)", path);
+		o->target = xstrdup(path);
+	} else {
+		ai_die("cannot write %s: %s", path, strerror(errno));
+	}
+	o->tmp = xmalloc(strlen(o->target) + 8);
+	sprintf(o->tmp, "%s.XXXXXX", o->target);
+	um = umask(0);
+	umask(um);
+	fd = mkstemp(o->tmp);
+	if (fd < 0)
+		ai_die("cannot create a temporary file next to %s: %s", o->target,
+		       strerror(errno));
+	if (!registered) {
+		atexit(remove_pending);
+		registered = 1;
+	}
+	pending_tmp = o->tmp;
+	/* mkstemp() makes it 0600: the collector may run as another user */
+	if (fchmod(fd, 0666 & ~um) || !(o->f = fdopen(fd, "w")))
+		ai_die("cannot write %s: %s", o->tmp, strerror(errno));
+}
+
+void ai_out_commit(struct ai_out *o)
+{
+	int bad = ferror(o->f), e = 0, dfd;
 	char *dir;
 
 	errno = 0;
-	if (fflush(f) || bad || fsync(fileno(f)))
-		e = errno ? errno : EIO;
-	if (fclose(f) && !e)
-		e = errno ? errno : EIO;
-	if (e) {
-		unlink(tmp);
-		ai_die("write error on %s: %s (nothing written to %s)", tmp,
-		       strerror(e), out);
+	if (fflush(o->f) || bad)
+		e = o->err ? o->err : errno ? errno : EIO;
+	if (o->f == stdout) {
+		if (e) {
+			ai_warn("write error on %s: %s", o->path, strerror(e));
+			_exit(AI_EXIT_FATAL);	/* said once: not again at exit */
+		}
+		return;
 	}
-	if (rename(tmp, out)) {
+	if (!e && o->tmp && fsync(fileno(o->f)))
 		e = errno;
-		unlink(tmp);
-		ai_die("cannot rename %s to %s: %s", tmp, out, strerror(e));
+	if (fclose(o->f) && !e)
+		e = errno ? errno : EIO;
+	o->f = NULL;
+	if (e) {
+		if (o->tmp)
+			ai_die("write error on %s: %s (the previous %s is left as it was)",
+			       o->tmp, strerror(e), o->path);
+		ai_die("write error on %s: %s", o->path, strerror(e));
 	}
+	if (!o->tmp)
+		return;
+	if (rename(o->tmp, o->target))
+		ai_die("cannot rename %s to %s: %s", o->tmp, o->target, strerror(errno));
+	pending_tmp = NULL;
 	/* the rename itself, on disk */
-	dir = xstrdup(out);
+	dir = xstrdup(o->target);
 	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fsync(dfd);
 		close(dfd);
 	}
 	free(dir);
-	free(tmp);
+	free(o->tmp);
+	free(o->target);
+	o->tmp = o->target = NULL;
 }

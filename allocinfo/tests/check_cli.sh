@@ -128,6 +128,60 @@ else
 	n=$((n + 1)); echo "ok $n - # SKIP strace not installed, or ptrace not allowed here"
 fi
 
+# -o never harms: a regular file (or a new name) is replaced atomically,
+# a character device or FIFO is written through (never replaced by a
+# regular file), anything else is refused with a message; the nodes are
+# made here (as root), else /dev/full itself, which a user cannot replace
+mkdir -p "$W/nodes"
+full=$W/nodes/full
+mknod "$full" c 1 7 2> /dev/null || full=/dev/full
+out_safe() {	# out_safe WHAT CMD...: CMD writes to $tgt
+	local what=$1
+	shift
+	"$@" > "$W/o.out" 2> "$W/err"
+	echo $? > "$W/rc"
+}
+out_safe x "$BIN" export -f "$s" -o "$full"
+check "export -o $full (a full character device): exit 1" 1 "$(cat "$W/rc")"
+check "and one message naming it, with errno" "allocinfo: write error on $full: No space left on device" "$(cat "$W/err")"
+check "and $full is still a character device" "character special file" "$(stat -c %F "$full")"
+out_safe x "$BIN" export -F json -f "$s" -o /dev/stdout
+check "export -o /dev/stdout writes to standard output (a file here)" "$("$BIN" export -F json -f "$s")" "$(cat "$W/o.out")"
+check "export -o /dev/stdout on a pipe" "$("$BIN" export -f "$s" | md5sum)" "$("$BIN" export -f "$s" -o /dev/stdout | md5sum)"
+check "export -o /dev/null: exit 0" 0 "$("$BIN" export -f "$s" -o /dev/null; echo $?)"
+mkfifo "$W/nodes/fifo"
+( timeout 10 cat "$W/nodes/fifo" > "$W/fifo.out" ) &
+timeout 10 "$BIN" export -f "$s" -o "$W/nodes/fifo"
+wait
+check "export -o FIFO writes through it" "$("$BIN" export -f "$s")" "$(cat "$W/fifo.out")"
+check "and the FIFO is still a FIFO" "fifo" "$(stat -c %F "$W/nodes/fifo")"
+echo old > "$W/nodes/real.prom"
+ln -s real.prom "$W/nodes/link.prom"
+"$BIN" export -f "$s" -o "$W/nodes/link.prom"
+check "export -o SYMLINK replaces the file it points to" "$("$BIN" export -f "$s")" "$(cat "$W/nodes/real.prom")"
+check "and the link stays a link" "symbolic link" "$(stat -c %F "$W/nodes/link.prom")"
+ln -s nothere.prom "$W/nodes/dangling.prom"
+for tgt in "$W/nodes" "$W/nodes/dangling.prom" $(mknod "$W/nodes/blk" b 7 250 2> /dev/null && echo "$W/nodes/blk"); do
+	kind=$(stat -c %F "$tgt")
+	out_safe x "$BIN" export -f "$s" -o "$tgt"
+	if [ "$(cat "$W/rc")" = 1 ] && grep -q "not written" "$W/err" && [ "$(stat -c %F "$tgt")" = "$kind" ]; then
+		ok "export -o $(basename "$tgt") ($kind): refused with a message, left as it was"
+	else
+		nok "export -o $(basename "$tgt") ($kind): refused with a message, left as it was" "exit $(cat "$W/rc"): $(cat "$W/err"); now $(stat -c %F "$tgt")"
+	fi
+done
+# a failed write leaves the previous file intact, with errno in one message
+printf 'previous\n' > "$W/nodes/keep.prom"
+( trap '' XFSZ; ulimit -f 8; "$BIN" export -f "$s" -o "$W/nodes/keep.prom" ) > /dev/null 2> "$W/err"
+check "export -o on a full disk: exit 1, the previous file intact" "1 previous" "$? $(cat "$W/nodes/keep.prom")"
+check "and one message, with errno" "1 1" "$(wc -l < "$W/err") $(grep -c 'write error on .*keep.prom.*: File too large' "$W/err")"
+check "and no temporary file left" "keep.prom" "$(ls "$W/nodes" | grep keep)"
+# standard output: one message, with errno
+for args in "export -f $s" "export -F json -f $s" "export -F csv -f $s"; do
+	"$BIN" $args > "$full" 2> "$W/err"
+	check "allocinfo $args > full device: one message, with errno" "1 allocinfo: write error on standard output: No space left on device" "$? $(cat "$W/err")"
+done
+
 # the header anywhere: sort -g -r /proc/allocinfo | allocinfo top -f -
 for f in "$s" "$HERE/samples/format-2.0.txt"; do
 	sort -g -r "$f" | "$BIN" top -b -H -n 0 -s name -f - > "$W/sorted" 2> "$W/err"

@@ -254,6 +254,19 @@ if "$BIN" --help | grep -q 'plot     a PNG'; then
 	rc=$?
 	if [ $rc = 1 ] && grep -q "no tag" "$W/err" && [ ! -e "$W/e.png" ]; then ok "plot with nothing matching: exit 1, no file"
 	else nok "plot with nothing matching: exit 1, no file" "exit $rc: $(cat "$W/err")"; fi
+	# plot -o: the previous chart survives a failed write; a device is not replaced
+	cp "$W/p.png" "$W/keep.png"
+	( trap '' XFSZ; ulimit -f 100; "$BIN" plot -d "$db" -o "$W/keep.png" --width 10000 --height 3000 ) 2> "$W/err"
+	rc=$?
+	check "plot on a full disk (ulimit -f): exit 1, the previous chart intact" "1 $(md5sum < "$W/p.png")" "$rc $(md5sum < "$W/keep.png")"
+	check "and one message, with errno" "1 1" "$(wc -l < "$W/err") $(grep -c 'write error on .*keep.png.*File too large' "$W/err")"
+	full=$W/full
+	mknod "$full" c 1 7 2> /dev/null || full=/dev/full
+	"$BIN" plot -d "$db" -o "$full" 2> "$W/err"
+	check "plot -o FULL-DEVICE: exit 1, errno, the device left a device" "1 allocinfo: write error on $full: No space left on device character special file" \
+		"$? $(cat "$W/err") $(stat -c %F "$full")"
+	"$BIN" plot -d "$db" -o "$W" 2> "$W/err"
+	check "plot -o DIRECTORY: refused" "1 1" "$? $(grep -c 'is a directory: not written' "$W/err")"
 	"$BIN" plot -v -d "$db" -o "$W/log.png" --log 2> "$W/err"
 	check "plot --log exits 0" 0 $?
 	# "ytick: LABEL bytes V": a constant ratio between ticks
