@@ -44,6 +44,8 @@ struct ai_snap {
 	size_t len;
 	char version[16];	/* from the header, "1.0" when absent */
 	int has_header;
+	int bad_header;		/* a header whose version cannot be read */
+	int cut;		/* the input ends early (a JSON syntax error) */
 	struct ai_tag *tags;
 	size_t ntags, cap;
 	size_t nlines;		/* input lines */

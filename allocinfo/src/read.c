@@ -311,6 +311,13 @@ static int parse_tag(struct parser *ps, char *p, char *e, struct ai_tag *t)
 	return 0;
 }
 
+static int all_space(const char *p, const char *e)
+{
+	while (p < e && is_sp(*p))
+		p++;
+	return p == e;
+}
+
 static void parse_header(struct parser *ps, char *p, char *e)
 {
 	struct ai_snap *s = ps->s;
@@ -323,7 +330,10 @@ static void parse_header(struct parser *ps, char *p, char *e)
 	while (ve < e && (is_digit(*ve) || *ve == '.'))
 		ve++;
 	s->has_header = 1;
-	if (ve == v || !is_digit(*v) || ve - v >= (long)sizeof(s->version)) {
+	/* N or N.N...: "1.x", "1.", "2..0" or anything after it is unreadable */
+	if (ve == v || !is_digit(*v) || ve - v >= (long)sizeof(s->version) ||
+	    ve[-1] == '.' || memmem(v, ve - v, "..", 2) || !all_space(ve, e)) {
+		s->bad_header = 1;
 		ai_problem(ps, WARNING, "unreadable version '%s' in the header, assuming 1.0",
 			quote(v, e, q, sizeof(q)));
 		return;

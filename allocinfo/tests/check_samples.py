@@ -116,7 +116,8 @@ def reference(path):
                 bad.append(no)
                 continue
             has_header = True
-            v = re.match(rb"[ \t]*([0-9][0-9.]*)", raw[20:])
+            # N or N.N...: nothing else on the line ("1.x" is unreadable)
+            v = re.fullmatch(rb"[ \t]*([0-9]+(?:\.[0-9]+)*)[ \t]*", raw[20:])
             if not v or len(v.group(1)) >= 16:
                 warnings += 1
             else:
