@@ -149,12 +149,42 @@ void ai_usage_err(const char *fmt, ...)
  * prefix, so "--by" in a command without --by became "--bytes". A long
  * option must be spelled in full.
  */
+/*
+ * An option that takes a value is given once: 'record -f A -f B' read B
+ * only. The filters (--module, --path, --func: their patterns add up),
+ * --by (export: one family each) and --ignore may repeat.
+ */
+static void once(int c, int li, const char *so, const struct option *lo)
+{
+	static unsigned char seen[OPT_LAST];
+	const char *p;
+	int arg;
+
+	if (c <= 0 || c >= OPT_LAST || c == OPT_MODULE || c == OPT_PATH ||
+	    c == OPT_FUNC || c == OPT_BY || c == OPT_IGNORE)
+		return;
+	if (li >= 0)
+		arg = lo[li].has_arg == required_argument;
+	else
+		arg = c < 256 && (p = strchr(so, c)) && p[1] == ':';
+	if (!arg)
+		return;
+	if (seen[c]++) {
+		if (li >= 0)
+			ai_usage_err("%s: --%s given twice (it takes one value)",
+				     ai_cmd ? ai_cmd : "allocinfo", lo[li].name);
+		ai_usage_err("%s: -%c given twice (it takes one value)",
+			     ai_cmd ? ai_cmd : "allocinfo", c);
+	}
+}
+
 int ai_getopt(int argc, char **argv, const char *so, const struct option *lo)
 {
 	int li = -1, c = getopt_long(argc, argv, so, lo, &li);
 	const char *a;
 	size_t n;
 
+	once(c, li, so, lo);
 	if (c == -1 || li < 0 || optind < 1)
 		return c;
 	a = argv[optind - 1];

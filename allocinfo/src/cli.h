@@ -35,6 +35,8 @@ enum {
 	OPT_WIDTH,
 	OPT_HEIGHT,
 	OPT_TITLE,
+	OPT_IGNORE,
+	OPT_LAST
 };
 
 /* the patterns of one filter: any of inc (all when none), none of exc */

@@ -137,7 +137,7 @@ int cmd_plot(int argc, char **argv)
 	double x0, x1, y0, y1, tmin, tmax, vmin = 0, vmax = 0, step, tstep, tunit;
 	const char *unit = "B";
 	double div = 1;
-	int svg, c, logy = 0, verbose = 0;
+	int svg, c, logy = 0, verbose = 0, by_given = 0;
 	char b[1024], tb[64];
 
 	while ((c = ai_getopt(argc, argv, "d:o:n:vh", lo)) != -1) {
@@ -151,6 +151,8 @@ int cmd_plot(int argc, char **argv)
 			out = optarg;
 			break;
 		case OPT_BY:
+			if (by_given++)
+				ai_usage_err("plot: --by given twice (it takes one value)");
 			by = optarg;
 			break;
 		case OPT_WIDTH:

@@ -130,11 +130,17 @@ fi
 
 # -o never harms: a regular file (or a new name) is replaced atomically,
 # a character device or FIFO is written through (never replaced by a
-# regular file), anything else is refused with a message; the nodes are
-# made here (as root), else /dev/full itself, which a user cannot replace
+# regular file), anything else is refused with a message. The device
+# nodes are made here (as root), so that a broken build replaces these
+# and not the system's; a user, who cannot replace those of /dev, gets
+# /dev's. /dev/stdout is a link to /proc/self/fd/1: one is made here too.
 mkdir -p "$W/nodes"
-full=$W/nodes/full
-mknod "$full" c 1 7 2> /dev/null || full=/dev/full
+full=$W/nodes/full null=$W/nodes/null stdout=$W/nodes/stdout
+if ! mknod "$full" c 1 7 2> /dev/null || ! mknod "$null" c 1 3 2> /dev/null; then
+	[ -w /dev ] && nok "mknod: the -o tests need device nodes of their own (/dev is writable)"
+	full=/dev/full null=/dev/null
+fi
+ln -s /proc/self/fd/1 "$stdout"
 out_safe() {	# out_safe WHAT CMD...: CMD writes to $tgt
 	local what=$1
 	shift
@@ -145,10 +151,11 @@ out_safe x "$BIN" export -f "$s" -o "$full"
 check "export -o $full (a full character device): exit 1" 1 "$(cat "$W/rc")"
 check "and one message naming it, with errno" "allocinfo: write error on $full: No space left on device" "$(cat "$W/err")"
 check "and $full is still a character device" "character special file" "$(stat -c %F "$full")"
-out_safe x "$BIN" export -F json -f "$s" -o /dev/stdout
+out_safe x "$BIN" export -F json -f "$s" -o "$stdout"
 check "export -o /dev/stdout writes to standard output (a file here)" "$("$BIN" export -F json -f "$s")" "$(cat "$W/o.out")"
-check "export -o /dev/stdout on a pipe" "$("$BIN" export -f "$s" | md5sum)" "$("$BIN" export -f "$s" -o /dev/stdout | md5sum)"
-check "export -o /dev/null: exit 0" 0 "$("$BIN" export -f "$s" -o /dev/null; echo $?)"
+check "export -o /dev/stdout on a pipe" "$("$BIN" export -f "$s" | md5sum)" "$("$BIN" export -f "$s" -o "$stdout" | md5sum)"
+check "and /dev/stdout is still a link to /proc/self/fd/1" "/proc/self/fd/1" "$(readlink "$stdout")"
+check "export -o /dev/null: exit 0, still a character device" "0 character special file" "$("$BIN" export -f "$s" -o "$null"; echo $?) $(stat -c %F "$null")"
 mkfifo "$W/nodes/fifo"
 ( timeout 10 cat "$W/nodes/fifo" > "$W/fifo.out" ) &
 timeout 10 "$BIN" export -f "$s" -o "$W/nodes/fifo"
@@ -181,6 +188,19 @@ for args in "export -f $s" "export -F json -f $s" "export -F csv -f $s"; do
 	"$BIN" $args > "$full" 2> "$W/err"
 	check "allocinfo $args > full device: one message, with errno" "1 allocinfo: write error on standard output: No space left on device" "$? $(cat "$W/err")"
 done
+
+# an option that takes a value is given once; the filters and export --by add up
+for args in "record -d $W/r.db -f $s -f $s" "top -n 3 -n 4 -f $s" "top -f $s --sort name -s size" \
+	"export -F json -F csv -f $s" "export -o $W/a -o $W/b -f $s" "report leaks -d $W/r.db --min-fit 0.5 --min-fit 0.9" \
+	"prune -d $W/r.db --keep 1d --keep 2d" "plot -d $W/r.db -o $W/p.png --by subsys --by module" "diff --seconds 1 --seconds 2 $s $s"; do
+	"$BIN" $args > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q "given twice" "$W/err"; then ok "allocinfo $args: 'given twice', exit 2"
+	else nok "allocinfo $args: 'given twice', exit 2" "exit $rc: $(cat "$W/err")"; fi
+done
+check "record -f A -f B stored nothing" no "$([ -e "$W/r.db" ] && echo yes || echo no)"
+check "--path mm/ --path fs/: both" "$(awk 'NR > 2 && $3 ~ /^(mm|fs)\//' "$s" | wc -l)" "$("$BIN" top -q -b -H -n 0 -f "$s" --path mm/ --path fs/ | wc -l)"
+check "export --by tag --by subsys: both families" "2" "$("$BIN" export -f "$s" --by tag --by subsys | grep -cE '^# TYPE allocinfo_(bytes|subsys_bytes) ')"
 
 # the header anywhere: sort -g -r /proc/allocinfo | allocinfo top -f -
 for f in "$s" "$HERE/samples/format-2.0.txt"; do
