@@ -700,6 +700,46 @@ static int page_tags_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(page_tags);
 
+/*
+ * The ledger of the memory profiling itself holds, in bytes, by kind:
+ *  page_ext_slots           the tag index slots of page_ext (page_ext
+ *                           storage only; page_ext_all is every client's
+ *                           entries, its own flags word included)
+ *  slab_tag_blocks_kmalloc  slab tag blocks allocated apart from their slab
+ *  slab_tag_blocks_in_slab  those in their slab's leftover space (no
+ *                           allocation: not in the total)
+ *  percpu_counters          the tags' per-CPU counters, on every possible CPU
+ *  module_map               the module index map, every copy allocated
+ *  tag_indices              the index field of each kernel and module tag
+ *  debug_bitmap             debug builds: the bitmap of indices that tagged pages
+ */
+static int memory_show(struct seq_file *m, void *v)
+{
+	unsigned long entries = page_ext_entries();
+	unsigned long slots = entries * page_alloc_tagging_ops.size;
+	unsigned long tags = alloc_tag_kernel_tags + READ_ONCE(module_idx_used) +
+			     READ_ONCE(unindexed_tags);
+	unsigned long counters = (alloc_tag_kernel_tags + alloc_tag_own_counter_tags()) *
+				 num_possible_cpus() * sizeof(struct alloc_tag_counters);
+	unsigned long map = READ_ONCE(module_map_bytes);
+	unsigned long indices = tags * sizeof_field(struct alloc_tag, idx);
+	unsigned long bitmap = paged_idx ? BITS_TO_LONGS(paged_idx_nbits) * sizeof(long) : 0;
+	unsigned long blocks, in_slab;
+
+	alloc_tag_slab_block_bytes(&blocks, &in_slab);
+	seq_printf(m, "page_ext_slots: %lu\n", slots);
+	seq_printf(m, "page_ext_all: %lu\n", entries * page_ext_size);
+	seq_printf(m, "slab_tag_blocks_kmalloc: %lu\n", blocks);
+	seq_printf(m, "slab_tag_blocks_in_slab: %lu\n", in_slab);
+	seq_printf(m, "percpu_counters: %lu\n", counters);
+	seq_printf(m, "module_map: %lu\n", map);
+	seq_printf(m, "tag_indices: %lu\n", indices);
+	seq_printf(m, "debug_bitmap: %lu\n", bitmap);
+	seq_printf(m, "total: %lu\n", slots + blocks + counters + map + indices + bitmap);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(memory);
+
 static int __init alloc_tag_storage_debugfs_init(void)
 {
 	struct dentry *dir;
@@ -710,6 +750,7 @@ static int __init alloc_tag_storage_debugfs_init(void)
 	dir = debugfs_create_dir("alloc_tag", NULL);
 	debugfs_create_file("storage", 0444, dir, NULL, &storage_fops);
 	debugfs_create_file("page_tags", 0400, dir, NULL, &page_tags_fops);
+	debugfs_create_file("memory", 0444, dir, NULL, &memory_fops);
 	return 0;
 }
 late_initcall(alloc_tag_storage_debugfs_init);

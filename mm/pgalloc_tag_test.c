@@ -451,6 +451,51 @@ static void slab_slot_round_trip(struct kunit *test)
 	}
 }
 
+/* Whether __slab_tag_obj_index() finds objects @first..@last of @size bytes. */
+static bool slab_obj_index_ok(struct kunit *test, unsigned int size,
+			      u64 first, u64 last)
+{
+	u64 mult = slab_tag_idx_mult(size), i;
+
+	for (i = first; i <= last; i++) {
+		if (__slab_tag_obj_index(i * size, mult) != i) {
+			KUNIT_FAIL(test, "object %llu of %u bytes: index %lu", i, size,
+				   __slab_tag_obj_index(i * size, mult));
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The multiply of slab_tag_obj_index() gives the index the division of
+ * obj_to_index() does: every object of an order-3 slab, for every size a
+ * cache's objects can have up to 8 KiB, and the last 16 objects of a slab
+ * of the largest order, for those and for larger sizes up to that slab's
+ * own.
+ */
+static void slab_obj_index_mult(struct kunit *test)
+{
+	const u64 largest = PAGE_SIZE << MAX_PAGE_ORDER;
+	const unsigned int big[] = { 8200, 12288, 40000, 65544, 1U << 20, 1000008,
+				     (unsigned int)largest / 3 & ~7U, (unsigned int)largest };
+	unsigned int size, i;
+	u64 n;
+
+	for (size = 8; size <= 8192; size += 8) {
+		if (!slab_obj_index_ok(test, size, 0, (PAGE_SIZE << 3) / size - 1))
+			return;
+		n = largest / size;
+		if (!slab_obj_index_ok(test, size, n - 16, n - 1))
+			return;
+	}
+	for (i = 0; i < ARRAY_SIZE(big); i++) {
+		n = largest / big[i];
+		if (!slab_obj_index_ok(test, big[i], n > 16 ? n - 16 : 0, n - 1))
+			return;
+	}
+}
+
 /* The slots the kernel chose hold every index it hands out. */
 static void slab_slot_width(struct kunit *test)
 {
@@ -524,6 +569,7 @@ static struct kunit_case pgalloc_tag_test_cases[] = {
 	KUNIT_CASE_PARAM(capacity_arithmetic, capacity_bits_gen_params),
 	KUNIT_CASE_PARAM(slab_slot_round_trip, slot_bytes_gen_params),
 	KUNIT_CASE(slab_slot_width),
+	KUNIT_CASE(slab_obj_index_mult),
 	KUNIT_CASE(slab_object_tag),
 	{}
 };
