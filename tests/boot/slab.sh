@@ -24,7 +24,11 @@ for c in kmalloc-8 kmalloc-64 kmalloc-192 kmalloc-cg-64 pftag_slab_obj pftag_sla
 	[ -e /sys/kernel/slab/\$c ] && echo \"size \$c \$(cat /sys/kernel/slab/\$c/slab_size)\"
 done > /tmp/sizes0
 echo '== storage-boot'; cat /sys/kernel/debug/alloc_tag/storage
+echo '== memory-boot'; cat /sys/kernel/debug/alloc_tag/memory
+echo '== possible'; cat /sys/devices/system/cpu/possible
 insmod $mods/pftag_slab.ko n=$n
+echo '== storage-loaded'; cat /sys/kernel/debug/alloc_tag/storage
+echo '== memory-loaded'; cat /sys/kernel/debug/alloc_tag/memory
 for c in kmalloc-8 kmalloc-64 kmalloc-192 kmalloc-cg-64 pftag_slab_obj pftag_slab_merged; do
 	[ -e /sys/kernel/slab/\$c ] && echo \"size \$c \$(cat /sys/kernel/slab/\$c/slab_size)\"
 done > /tmp/sizes
@@ -37,6 +41,46 @@ rmmod pftag_slab
 echo '== dmesg'; dmesg
 echo '== end'
 "
+
+# check_ledger NAME OUT-LOG: debugfs alloc_tag/memory adds up, and its
+# kinds follow from the storage report's counts: the per-CPU counters of
+# every kernel tag and indexed module tag on every possible CPU (16 bytes
+# a tag and CPU), an index field of 8 bytes a tag, page_ext slots only in
+# page_ext storage, a whole number of slots; at boot and with pftag_slab
+# loaded.
+check_ledger() {
+	local name=$1 f=$2 cpus when mem st sum tags
+	cpus=$(section possible "$f" | awk -F, '{ n = 0; for (i = 1; i <= NF; i++) {
+		split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }')
+	for when in boot loaded; do
+		mem=$(section "memory-$when" "$f") st=$(section "storage-$when" "$f")
+		if [ -z "$mem" ] || [ -z "$st" ] || [ -z "$cpus" ]; then
+			fail "$name: the ledger and the storage report are there ($when)" "$mem"
+			continue
+		fi
+		sum=$(( $(field page_ext_slots "$mem") + $(field slab_tag_blocks_kmalloc "$mem") +
+			$(field percpu_counters "$mem") + $(field module_map "$mem") +
+			$(field tag_indices "$mem") + $(field debug_bitmap "$mem") ))
+		eq "$name: the ledger's total is the sum of its kinds ($when)" "$sum" "$(field total "$mem")"
+		tags=$(( $(field kernel_tags "$st") + $(field module_indices_used "$st") ))
+		eq "$name: per-CPU counters: $tags tags x $cpus CPUs x 16 bytes ($when)" \
+			"$((tags * cpus * 16))" "$(field percpu_counters "$mem")"
+		eq "$name: tag indices: 8 bytes for each of $tags tags ($when)" \
+			"$(( (tags + $(field unindexed_tags "$st")) * 8 ))" "$(field tag_indices "$mem")"
+		eq "$name: module map bytes as the storage report has them ($when)" \
+			"$(field module_map_bytes "$st")" "$(field module_map "$mem")"
+		local slot slots all
+		slot=$(field page_ext_index_bytes "$st") slots=$(field page_ext_slots "$mem")
+		all=$(field page_ext_all "$mem")
+		if [ "$slot" = 0 ]; then
+			eq "$name: no page_ext slots in page-flags storage ($when)" 0 "$slots"
+		elif [ "$slots" -gt 0 ] && [ $((slots % slot)) = 0 ] && [ "$slots" -lt "$all" ]; then
+			ok "$name: page_ext slots: $((slots / slot)) of $slot bytes, within page_ext's $all ($when)"
+		else
+			fail "$name: page_ext slots are whole $slot-byte slots within page_ext ($when)" "$mem"
+		fi
+	done
+}
 
 check_slab() { # NAME KERNEL APPEND
 	local name=$1 kernel=$2 append=$3 out=$o/$1 f sizes loaded freed st
@@ -80,6 +124,7 @@ check_slab() { # NAME KERNEL APPEND
 	[ "$blocks" -gt 0 ] && ok "$name: slabs have tag blocks ($(field slab_tag_blocks_in_slab "$st") in their leftover space, $(field slab_tag_blocks_kmalloc "$st") allocated)" ||
 		fail "$name: slabs have tag blocks" "$st"
 	eq "$name: no object went untracked" 0 "$(field slab_untracked_allocations "$st")"
+	check_ledger "$name" "$f"
 	local neg
 	neg=$(section loaded "$f" | awk '$1 < 0 || $2 < 0')
 	eq "$name: no negative counter" "" "$neg"
