@@ -19,6 +19,18 @@
 
 #define AI_DEFAULT_INPUT "/proc/allocinfo"
 
+/*
+ * Where and when a snapshot was taken: known for the live
+ * /proc/allocinfo (this machine, now) and for a JSON capture that says
+ * so; otherwise empty (0 for the time).
+ */
+struct ai_ident {
+	char host[256];		/* node name: a label */
+	char machine_id[64];	/* /etc/machine-id: the host's identity */
+	char boot_id[64];	/* /proc/sys/kernel/random/boot_id */
+	char kernel[128];	/* release */
+};
+
 enum ai_tag_flags {
 	AI_F_NEGATIVE	= 1 << 0,	/* bytes < 0: broken accounting */
 	AI_F_INACCURATE	= 1 << 1,	/* 2.0 "accurate:no" */
@@ -51,6 +63,9 @@ struct ai_snap {
 	size_t nlines;		/* input lines */
 	size_t skipped;		/* malformed lines left out */
 	size_t warnings;	/* other problems (missing header, ...) */
+	int live;		/* read from this machine's /proc/allocinfo */
+	double taken_at;	/* Unix time when known (live, or JSON); else 0 */
+	struct ai_ident id;	/* likewise */
 	char **owned;		/* strings made by merging (extra of sums) */
 	size_t nowned, capowned;
 };
@@ -75,6 +90,9 @@ int ai_tag_same(const struct ai_tag *a, const struct ai_tag *b);
 const char *ai_module_name(const struct ai_tag *t);
 /* the group of a tag: by module, subsys (mm/, drivers/gpu/) or file */
 void ai_group_name(const struct ai_tag *t, const char *by, char *b, size_t n);
+/* the functions of expected growth (page cache, anonymous memory): globs, NULL-ended */
+extern const char *const ai_expected_growth[];
+int ai_is_expected(const struct ai_tag *t);
 /* key: size (or bytes), calls, name, input (input order); -1 for others */
 int ai_sort_tags(struct ai_tag **v, size_t n, const char *key);
 
@@ -134,6 +152,14 @@ struct ai_out {
 };
 void ai_out_open(struct ai_out *o, const char *path);
 void ai_out_commit(struct ai_out *o);
+
+/* a file of the running system, under $ALLOCINFO_SYSROOT when set (tests) */
+const char *ai_sys_path(const char *path, char *buf, size_t n);
+/* the first line of a small file, without white space at its ends; "" when unreadable */
+void ai_read_line(const char *path, char *buf, size_t n);
+void ai_local_ident(struct ai_ident *id);
+int ai_ident_word(const char *s);
+double ai_now(void);
 
 extern const char *ai_prog;
 

@@ -54,13 +54,13 @@ static const char export_help[] =
 static int profiling_state(const char *input)
 {
 	const char *path = getenv("ALLOCINFO_MEM_PROFILING");
-	char b[32] = "";
+	char b[32] = "", pb[4096];
 	FILE *f;
 
 	if (!path || !*path) {
 		if (input && strcmp(input, AI_DEFAULT_INPUT))
 			return -1;
-		path = "/proc/sys/vm/mem_profiling";
+		path = ai_sys_path("/proc/sys/vm/mem_profiling", pb, sizeof(pb));
 	}
 	f = fopen(path, "r");
 	if (!f)

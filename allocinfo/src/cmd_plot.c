@@ -125,6 +125,7 @@ int cmd_plot(int argc, char **argv)
 	const char *host = NULL;
 	uint64_t width = 1100, height = 600;
 	struct ai_db_snap *snaps;
+	struct ai_db_state state;
 	struct line *lines = NULL;
 	size_t nsnaps, nlines = 0, i, j, k;
 	struct ai_snap last;
@@ -194,12 +195,22 @@ int cmd_plot(int argc, char **argv)
 	db = ai_db_open(dbpath, AI_DB_READ);
 	ai_db_host(db, host, "plot");
 	ai_db_snapshots(db, &snaps, &nsnaps);
+	/* complete snapshots only: a capture cut in half is no point of a line */
+	for (i = j = 0; i < nsnaps; i++)
+		if (snaps[i].status == AI_SNAP_OK)
+			snaps[j++] = snaps[i];
+	if (j < nsnaps)
+		ai_warn("plot: %zu incomplete or refused snapshot(s) left out ('report"
+			" snapshots' says why)", nsnaps - j);
+	nsnaps = j;
 	if (!nsnaps)
-		ai_die("plot: %s has no snapshots", dbpath);
+		ai_die("plot: %s has no complete snapshots", dbpath);
+	ai_db_state_init(&state, db);
 
 	if (!strcmp(by, "tag")) {
 		/* the largest tags of the last snapshot, with their history */
-		ai_db_load_tags(db, snaps[nsnaps - 1].id, &last, NULL);
+		ai_db_state_load(&state, snaps[nsnaps - 1].id);
+		ai_db_state_snap(&state, &last, NULL);
 		v = ai_select(&last, &co, &nv);
 		ai_sort_tags(v, nv, "size");
 		for (j = 0; j < nv && j < co.limit; j++) {
@@ -217,7 +228,8 @@ int cmd_plot(int argc, char **argv)
 	for (i = 0; i < nsnaps; i++) {
 		struct ai_snap s;
 
-		ai_db_load_tags(db, snaps[i].id, &s, NULL);
+		ai_db_state_load(&state, snaps[i].id);
+		ai_db_state_snap(&state, &s, NULL);
 		v = ai_select(&s, &co, &nv);
 		for (j = 0; j < nv; j++) {
 			group_name(v[j], by, b, sizeof(b));
@@ -242,6 +254,7 @@ int cmd_plot(int argc, char **argv)
 		free(v);
 		ai_snap_free(&s);
 	}
+	ai_db_state_free(&state);
 	for (k = 0; k < nlines; k++) {
 		lines[k].last = 0;
 		for (i = nsnaps; i-- > 0;)

@@ -12,9 +12,10 @@
 
 static const char prune_help[] =
 "usage: allocinfo prune -d DB --keep AGE [OPTIONS]\n"
-"Remove the snapshots taken more than AGE ago, their samples, and the tags\n"
-"no snapshot uses any more; for a database that 'record -i' fills for\n"
-"months. Prints what it removed.\n"
+"Remove the snapshots taken more than AGE ago (and any stamped more than a\n"
+"day ahead: a clock far off), their samples, and the tags no snapshot uses\n"
+"any more; for a database that 'record -i' fills for months. Prints what\n"
+"it removed.\n"
 "\n"
 "  -d, --db DB        the database\n"
 "      --keep AGE     keep the snapshots of the last AGE: a number with a\n"
@@ -24,6 +25,8 @@ static const char prune_help[] =
 "      --now T        count AGE back from Unix time T instead of now\n"
 "      --vacuum       also give the freed pages back to the file system\n"
 "                     (rewrites the whole file)\n"
+"      --wait S       wait up to S seconds for a database another process\n"
+"                     holds (default 60)\n"
 "  -h, --help         this help\n";
 
 /* "30d" -> 2592000; -1 when it is not a duration */
@@ -52,6 +55,7 @@ int cmd_prune(int argc, char **argv)
 		{ "host", required_argument, NULL, OPT_HOST },
 		{ "now", required_argument, NULL, OPT_NOW },
 		{ "vacuum", no_argument, NULL, OPT_VACUUM },
+		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -85,6 +89,11 @@ int cmd_prune(int argc, char **argv)
 		case OPT_VACUUM:
 			vacuum = 1;
 			break;
+		case OPT_WAIT:
+			ai_db_wait = strtod(optarg, &e);
+			if (*e || e == optarg || !(ai_db_wait >= 0) || ai_db_wait > 86400)
+				ai_usage_err("prune: --wait wants seconds, 0 to 86400");
+			break;
 		case 'h':
 			ai_help(prune_help);
 		default:
@@ -102,12 +111,12 @@ int cmd_prune(int argc, char **argv)
 	db = ai_db_open(dbpath, AI_DB_WRITE);
 	if (host)
 		ai_db_host(db, host, "prune");
-	ai_db_prune(db, now - keep, &nsnap, &ntag, &left);
+	ai_db_prune(db, now - keep, now + 86400, &nsnap, &ntag, &left);
 	printf("removed %lld snapshot(s); %lld left\n", (long long)nsnap, (long long)left);
 	printf("removed %lld tag(s) no snapshot uses\n", (long long)ntag);
 	if (vacuum && sqlite3_exec(db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
 		ai_db_die(db, "VACUUM");
 	if (sqlite3_close(db) != SQLITE_OK)
-		ai_die("closing the database failed");
+		ai_die("database %s: closing it failed", dbpath);
 	return AI_EXIT_OK;
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* report: growth, leak suspects, top tags and snapshots from a database. */
+#include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,33 +12,57 @@
 #include "cli.h"
 #include "store.h"
 
+/* report leaks: the defaults (documented) */
+#define LEAK_MIN_SNAPS 4
+#define LEAK_MIN_FIT 0.8
+#define LEAK_MIN_GROWTH (256.0 * 1024)
+
+
 static const char report_help[] =
 "usage: allocinfo report [KIND] -d DB [OPTIONS]\n"
 "Read a database written by 'allocinfo record'. KIND is one of:\n"
 "\n"
 "  growth     (default) the change of each tag from the first snapshot to\n"
 "             the last (or --from/--to), with its rate in bytes/s\n"
-"  leaks      leak suspects: tags present in every snapshot since they\n"
-"             appeared (at least --min-snapshots of them) whose bytes\n"
-"             follow a rising line: the least-squares slope of bytes\n"
-"             over time (the RATE) is > 0 and the line explains at least\n"
-"             --min-fit of their variance (R^2, default 0.5), so jitter\n"
-"             around a steady growth is tolerated; exit status 4 when\n"
-"             there is a suspect, 0 when there is none\n"
+"  leaks      leak suspects within one boot: tags present in every\n"
+"             snapshot since they appeared (at least --min-snapshots)\n"
+"             whose bytes follow a rising line: the least-squares slope\n"
+"             (RATE) is > 0, the line explains at least --min-fit of\n"
+"             their variance (FIT, R^2), the line grew by at least\n"
+"             --min-growth, and it rises in both halves of the window\n"
+"             (a single step or a warm-up that levels off does not).\n"
+"             Incomplete snapshots are skipped, and said so. Exit status\n"
+"             4 when there is a suspect, 0 when there is none\n"
 "  top        the largest tags of one snapshot (--at)\n"
-"  snapshots  the snapshots in the database\n"
+"  snapshots  the snapshots in the database, with their status\n"
 "\n"
 "  -d, --db DB          the database\n"
-"      --host NAME      only the snapshots of host NAME (record --host);\n"
-"                       needed when the database holds several hosts\n"
+"      --host NAME      only the snapshots of host NAME (a node name, or a\n"
+"                       machine id); needed when the database holds several\n"
+"      --all-hosts      leaks: every host of the database, one after another\n"
 "      --from SNAP      first snapshot of the range (default first)\n"
 "      --to SNAP        last snapshot of the range (default last)\n"
 "      --at SNAP        top: the snapshot (default last)\n"
 "                       SNAP is an id, 'first', 'last' or @T: the last\n"
-"                       snapshot taken at or before Unix time T\n"
-"      --min-snapshots K  leaks: at least K snapshots (default 3)\n"
+"                       snapshot taken at or before Unix time T (first, last\n"
+"                       and @T pick complete snapshots)\n"
+"      --boot last|all  leaks: the last boot of the range (default), or each\n"
+"                       boot on its own\n"
+"      --min-snapshots K  leaks: at least K snapshots (default 4)\n"
 "      --min-rate R     leaks: at least R bytes/s (default: any growth)\n"
-"      --min-fit F      leaks: R^2 of at least F, 0..1 (default 0.5)\n"
+"      --min-growth SIZE  leaks: the line grew by at least SIZE over the\n"
+"                       window (default 256K)\n"
+"      --min-fit F      leaks: R^2 of at least F, 0..1 (default 0.8)\n"
+"      --ignore GLOB    leaks: leave out the tags whose function matches GLOB\n"
+"                       (whose file, with a '/' in GLOB); may be repeated\n"
+"      --ignore-file FILE  leaks: the same, one GLOB a line ('#' comments)\n"
+"      --no-default-ignore  leaks: also the tags of expected growth, left\n"
+"                       out by default: the page cache and anonymous memory\n"
+"                       (the list: README.md, allocinfo(1))\n"
+"  -F, --format FMT     leaks: text (default), json, or prometheus (the\n"
+"                       suspects as metrics, for node_exporter's textfile\n"
+"                       collector)\n"
+"  -o, --output FILE    leaks: write to FILE, atomically (see export)\n"
 "  -n N                 show N tags (default 20; 0 = all)\n"
 "  -s, --sort KEY       top: size, calls or name\n"
 "      --avg            top: an AVG column, the average allocation size\n"
@@ -48,45 +74,6 @@ static const char report_help[] =
 "  -H, --no-header      no column header\n"
 "  -h, --help           this help\n";
 
-struct series {
-	int64_t tag;
-	int64_t first_b, last_b;
-	double first_t, last_t;
-	int64_t ord_first, ord_last;
-	int64_t count, grew;
-	int ok;
-	double slope, r2;	/* least squares of bytes over time */
-};
-
-/*
- * The least-squares line through the points (t[i], y[i]): its slope and
- * R^2, the share of the variance of y it explains (0 when y is flat).
- * Two passes over values taken relative to the first point, so that
- * large byte counts do not cancel out.
- */
-static void fit_line(const double *t, const double *y, size_t n,
-		     double *slope, double *r2)
-{
-	double mt = 0, my = 0, stt = 0, syy = 0, sty = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		mt += t[i] - t[0];
-		my += y[i] - y[0];
-	}
-	mt /= n;
-	my /= n;
-	for (i = 0; i < n; i++) {
-		double dt = t[i] - t[0] - mt, dy = y[i] - y[0] - my;
-
-		stt += dt * dt;
-		syy += dy * dy;
-		sty += dt * dy;
-	}
-	*slope = stt > 0 ? sty / stt : 0;
-	*r2 = stt > 0 && syy > 0 ? sty * sty / (stt * syy) : 0;
-}
-
 struct row {
 	struct ai_tag t;
 	int64_t a, b;	/* bytes in from / to */
@@ -95,6 +82,7 @@ struct row {
 	double rate;
 	int64_t d;
 	int64_t snaps, grew;
+	double fit;
 };
 
 static int cmp_row(const void *x, const void *y)
@@ -108,44 +96,26 @@ static int cmp_row(const void *x, const void *y)
 	return ai_tag_cmp_name(&a->t, &b->t);
 }
 
-static char *row_str(sqlite3_stmt *st, int col)
-{
-	const char *v = (const char *)sqlite3_column_text(st, col);
-
-	return xstrdup(v ? v : "");
-}
-
-static void free_rows(struct row *r, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free((char *)r[i].t.file);
-		free((char *)r[i].t.module);
-		free((char *)r[i].t.func);
-	}
-	free(r);
-}
-
 static int64_t pick_or_die(sqlite3 *db, const char *spec, const char *opt)
 {
 	int64_t id = ai_db_pick(db, spec);
+	struct ai_db_snap sn;
 
 	if (id < 0)
-		ai_die("report: %s %s: no such snapshot", opt, spec ? spec : "last");
+		ai_die("report: %s %s: no such snapshot%s", opt, spec ? spec : "last",
+		       !spec || !strcmp(spec, "first") || !strcmp(spec, "last") ||
+		       spec[0] == '@' ? " (complete ones count)" : "");
+	if (!ai_db_snap_info(db, id, &sn) && sn.status == AI_SNAP_REFUSED)
+		ai_die("report: %s %s: snapshot %lld was refused (%s): it has no samples", opt,
+		       spec, (long long)id, sn.problem);
 	return id;
 }
 
 static double snap_time(sqlite3 *db, int64_t id)
 {
-	sqlite3_stmt *st = ai_db_prep(db, "SELECT taken_at FROM snapshot WHERE id = ?");
-	double t = 0;
+	struct ai_db_snap sn;
 
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		t = sqlite3_column_double(st, 0);
-	sqlite3_finalize(st);
-	return t;
+	return ai_db_snap_info(db, id, &sn) ? 0 : sn.taken_at;
 }
 
 /* --from and --to as snapshot ids, in time order, or a usage error */
@@ -164,98 +134,96 @@ static void pick_range(sqlite3 *db, const char *from, const char *to,
 			     (long long)*a, to ? to : "last", (long long)*b);
 }
 
+/* UTC; a time that gmtime() cannot take (recorded by an older allocinfo) is '?' */
 static void fmt_time(double t, char *b, size_t n)
 {
 	time_t s = (time_t)t;
 	struct tm tm;
 
-	gmtime_r(&s, &tm);
-	strftime(b, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (!isfinite(t) || t < 0 || t > 253402300799.0 || !gmtime_r(&s, &tm) ||
+	    !strftime(b, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(b, n, "?(%.6g)", t);
 }
 
 static int report_snapshots(sqlite3 *db, const struct ai_common *co)
 {
 	sqlite3_stmt *st = ai_db_prep(db, "SELECT id, taken_at, ntags, total_bytes,"
-				" skipped_lines, source, label, kernel, host FROM snapshot"
-				" WHERE (:host IS NULL OR host = :host)"
-				" ORDER BY taken_at, id");
-	char tb[32], b[32];
+				" skipped_lines, source, label, status, problem, host, boot_id"
+				" FROM snapshot WHERE (:host IS NULL OR " AI_HOSTKEY " = :host)"
+				" ORDER BY " AI_HOSTKEY ", taken_at, id");
+	char tb[48], b[32];
 
 	if (!co->no_header)
-		printf("%6s  %-20s %7s %*s %7s  %-14s %s\n", "ID", "TAKEN (UTC)", "TAGS",
-		       co->exact ? 15 : 10, "SIZE", "SKIPPED", "HOST", "SOURCE");
+		printf("%6s  %-20s %7s %*s %7s  %-10s %-8s  %-14s %s\n", "ID", "TAKEN (UTC)",
+		       "TAGS", co->exact ? 15 : 10, "SIZE", "SKIPPED", "STATUS", "BOOT",
+		       "HOST", "SOURCE");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *label = (const char *)sqlite3_column_text(st, 6);
+		const char *problem = (const char *)sqlite3_column_text(st, 8);
+		const char *boot = (const char *)sqlite3_column_text(st, 10);
 
 		fmt_time(sqlite3_column_double(st, 1), tb, sizeof(tb));
-		printf("%6lld  %-20s %7lld %*s %7lld  %-14s %s", sqlite3_column_int64(st, 0),
+		printf("%6lld  %-20s %7lld %*s %7lld  %-10s %-8.8s  %-14s %s", sqlite3_column_int64(st, 0),
 		       tb, sqlite3_column_int64(st, 2), co->exact ? 15 : 10,
 		       ai_fmt_size(sqlite3_column_int64(st, 3), co->exact, b, sizeof(b)),
-		       sqlite3_column_int64(st, 4), sqlite3_column_text(st, 8),
+		       sqlite3_column_int64(st, 4), sqlite3_column_text(st, 7),
+		       boot && *boot ? boot : "-", sqlite3_column_text(st, 9),
 		       sqlite3_column_text(st, 5));
 		if (label && *label)
 			printf("  (%s)", label);
+		if (problem && *problem)
+			printf("  [%s]", problem);
 		putchar('\n');
 	}
-	sqlite3_finalize(st);
+	if (sqlite3_finalize(st) != SQLITE_OK)
+		ai_db_die(db, "reading the snapshots");
 	return 0;
 }
 
 static int report_growth(sqlite3 *db, const struct ai_common *co,
 			 const char *from, const char *to)
 {
+	struct ai_db_state sa, sb;
 	int64_t a, b;
 	double dt;
-	sqlite3_stmt *st;
 	struct ai_common fco = *co;
 	struct row *r = NULL;
-	size_t n = 0, cap = 0, i, shown = 0;
+	size_t n = 0, i, shown = 0, cap;
 	int w = co->exact ? 15 : 10;
 	char b1[32], b2[32], b3[40], b4[48];
 
 	pick_range(db, from, to, &a, &b);
 	dt = snap_time(db, b) - snap_time(db, a);
-	st = ai_db_prep(db,
-		"SELECT t.file, t.line, t.module, t.func, sa.bytes, sa.calls,"
-		" sb.bytes, sb.calls FROM tag t"
-		" LEFT JOIN sample sa ON sa.tag_id = t.id AND sa.snapshot_id = ?1"
-		" LEFT JOIN sample sb ON sb.tag_id = t.id AND sb.snapshot_id = ?2"
-		" WHERE sa.tag_id IS NOT NULL OR sb.tag_id IS NOT NULL");
-
+	ai_db_state_init(&sa, db);
+	ai_db_state_init(&sb, db);
+	ai_db_state_load(&sa, a);
+	ai_db_state_load(&sb, b);
+	ai_db_state_names(&sb);
 	fco.has_min = 0;
-	sqlite3_bind_int64(st, 1, a);
-	sqlite3_bind_int64(st, 2, b);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	cap = sa.cap > sb.cap ? sa.cap : sb.cap;
+	r = xcalloc(cap + 1, sizeof(*r));
+	for (i = 0; i < cap; i++) {
 		struct row x = { 0 };
 
-		x.t.file = row_str(st, 0);
-		x.t.line = sqlite3_column_int64(st, 1);
-		x.t.module = row_str(st, 2);
-		x.t.func = row_str(st, 3);
-		x.t.extra = "";
-		x.has_a = sqlite3_column_type(st, 4) != SQLITE_NULL;
-		x.has_b = sqlite3_column_type(st, 6) != SQLITE_NULL;
-		x.a = sqlite3_column_int64(st, 4);
-		x.ca = sqlite3_column_int64(st, 5);
-		x.b = sqlite3_column_int64(st, 6);
-		x.cb = sqlite3_column_int64(st, 7);
+		x.has_a = i < sa.cap && sa.calls[i] >= 0;
+		x.has_b = i < sb.cap && sb.calls[i] >= 0;
+		if (!x.has_a && !x.has_b)
+			continue;
+		if (i >= sb.nnames || !sb.names[i].file)
+			ai_die("database: a sample of tag %zu, which is not in the tag table", i);
+		x.t = sb.names[i];
+		x.a = x.has_a ? sa.bytes[i] : 0;
+		x.ca = x.has_a ? sa.calls[i] : 0;
+		x.b = x.has_b ? sb.bytes[i] : 0;
+		x.cb = x.has_b ? sb.calls[i] : 0;
 		if (__builtin_sub_overflow(x.b, x.a, &x.d))
 			x.d = x.b > x.a ? INT64_MAX : INT64_MIN;
 		x.rate = dt > 0 ? (double)x.d / dt : 0;
 		if (!ai_match(&fco, &x.t) || (!x.d && x.ca == x.cb) ||
-		    (co->has_min && llabs(x.d) < co->min)) {
-			free((char *)x.t.file);
-			free((char *)x.t.module);
-			free((char *)x.t.func);
+		    (co->has_min && llabs(x.d) < co->min))
 			continue;
-		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			r = xrealloc(r, cap * sizeof(*r));
-		}
 		r[n++] = x;
 	}
-	sqlite3_finalize(st);
 	if (n)
 		qsort(r, n, sizeof(*r), cmp_row);
 	if (!co->no_header)
@@ -273,151 +241,547 @@ static int report_growth(sqlite3 *db, const struct ai_common *co,
 		ai_fmt_tag(stdout, &r[i].t);
 		putchar('\n');
 	}
-	free_rows(r, n);
+	free(r);
+	ai_db_state_free(&sa);
+	ai_db_state_free(&sb);
 	return 0;
 }
 
-static int report_leaks(sqlite3 *db, const struct ai_common *co,
-			const char *from, const char *to, int64_t min_snaps,
-			double min_rate, double min_fit)
+/* ---- leaks ---- */
+
+/* a least-squares line fitted point by point (Welford's updates) */
+struct fit {
+	double n, mt, my, ctt, cty, cyy;
+};
+
+static void fit_add(struct fit *f, double t, double y)
 {
-	int64_t a, b;
-	double ta, tb;
-	sqlite3_stmt *st, *nm;
-	struct series *sv = NULL, cur = { .tag = -1 };
-	size_t nsv = 0, capsv = 0, i, n = 0, shown = 0;
-	int64_t nsnaps;
+	double dt = t - f->mt, dy = y - f->my;
+
+	f->n += 1;
+	f->mt += dt / f->n;
+	f->my += dy / f->n;
+	f->ctt += dt * (t - f->mt);
+	f->cty += dt * (y - f->my);
+	f->cyy += dy * (y - f->my);
+}
+
+static double fit_slope(const struct fit *f)
+{
+	return f->ctt > 0 ? f->cty / f->ctt : 0;
+}
+
+/* R^2: the share of the variance of y the line explains (0 when y is flat) */
+static double fit_r2(const struct fit *f)
+{
+	return f->ctt > 0 && f->cyy > 0 ? f->cty * f->cty / (f->ctt * f->cyy) : 0;
+}
+
+/* one tag in one boot; points relative to its first one */
+struct acc {
+	int seen, gap;
+	int64_t first_b, last_b;
+	double first_t, last_t, mid;
+	size_t last_ord;
+	int64_t count, grew;
+	struct fit all, lo, hi;	/* every point; the first and second half */
+};
+
+struct leak_opts {
+	const struct ai_common *co;
+	int64_t min_snaps;
+	double min_rate, min_fit, min_growth;
+	const char **ignore;
+	size_t nignore;
+	int all_boots;
+};
+
+/* one boot's analysis of one host */
+struct boot_rep {
+	char boot_id[64];
+	int64_t from, to;
+	size_t nsnaps;
+	double t0, t1;
 	struct row *r;
-	int w = co->exact ? 15 : 10;
-	char b1[32], b2[32], b3[40], b4[48];
-	double *pt, *py;
+	size_t n;
+	size_t nignored;	/* suspects left out as expected growth */
+	char ignored[256];	/* the first of them */
+};
 
-	pick_range(db, from, to, &a, &b);
-	ta = snap_time(db, a);
-	tb = snap_time(db, b);
-	/* the snapshots of the range, numbered in time order */
-	st = ai_db_prep(db, "SELECT count(*) FROM snapshot WHERE taken_at BETWEEN ?1 AND ?2"
-		  " AND (:host IS NULL OR host = :host)");
-	sqlite3_bind_double(st, 1, ta);
-	sqlite3_bind_double(st, 2, tb);
-	sqlite3_step(st);
-	nsnaps = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	/* the points of one tag: at most one per snapshot of the range */
-	pt = xmalloc((nsnaps + 1) * sizeof(*pt));
-	py = xmalloc((nsnaps + 1) * sizeof(*py));
+struct host_rep {
+	char *name, *machine_id;
+	struct boot_rep *boots;
+	size_t nboots;
+	size_t skipped;		/* incomplete or refused snapshots in the range */
+	char skipped_text[512];
+	size_t earlier_boots, earlier_snaps;	/* not analysed (--boot last) */
+	double last_t;
+	int empty;		/* no complete snapshot */
+};
 
-	st = ai_db_prep(db,
-		"WITH sn AS (SELECT id, taken_at, row_number() OVER"
-		" (ORDER BY taken_at, id) AS ord FROM snapshot"
-		" WHERE taken_at BETWEEN ?1 AND ?2 AND (:host IS NULL OR host = :host))"
-		" SELECT s.tag_id, sn.ord, sn.taken_at, s.bytes FROM sample s"
-		" JOIN sn ON sn.id = s.snapshot_id ORDER BY s.tag_id, sn.ord");
-	sqlite3_bind_double(st, 1, ta);
-	sqlite3_bind_double(st, 2, tb);
-	for (;;) {
-		int more = sqlite3_step(st) == SQLITE_ROW;
-		int64_t tag = more ? sqlite3_column_int64(st, 0) : -2;
+static int ignored(const struct leak_opts *o, const struct ai_tag *t)
+{
+	size_t i;
 
-		if (tag != cur.tag && cur.tag >= 0) {
-			cur.ok = cur.ok && cur.count >= min_snaps &&
-				 cur.ord_last == nsnaps && cur.last_t > cur.first_t;
-			if (cur.ok) {
-				fit_line(pt, py, cur.count, &cur.slope, &cur.r2);
-				cur.ok = cur.slope > 0 && cur.r2 >= min_fit;
-			}
-			if (cur.ok) {
-				if (nsv == capsv) {
-					capsv = capsv ? capsv * 2 : 64;
-					sv = xrealloc(sv, capsv * sizeof(*sv));
-				}
-				sv[nsv++] = cur;
-			}
+	for (i = 0; i < o->nignore; i++) {
+		const char *g = o->ignore[i];
+
+		if (strchr(g, '/') ? !fnmatch(g, t->file, 0) : !fnmatch(g, t->func, 0))
+			return 1;
+	}
+	return 0;
+}
+
+static void analyse_boot(struct ai_db_state *st, const struct ai_db_snap *sn, size_t n,
+			 const struct leak_opts *o, struct boot_rep *br)
+{
+	struct acc *acc = NULL;
+	size_t cap = 0, k, i;
+	double tend = sn[n - 1].taken_at;
+
+	memset(br, 0, sizeof(*br));
+	snprintf(br->boot_id, sizeof(br->boot_id), "%s", sn[0].boot_id);
+	br->from = sn[0].id;
+	br->to = sn[n - 1].id;
+	br->nsnaps = n;
+	br->t0 = sn[0].taken_at;
+	br->t1 = tend;
+	for (k = 0; k < n; k++) {
+		double t = sn[k].taken_at;
+
+		ai_db_state_load(st, sn[k].id);
+		if (st->cap > cap) {
+			acc = xrealloc(acc, st->cap * sizeof(*acc));
+			memset(acc + cap, 0, (st->cap - cap) * sizeof(*acc));
+			cap = st->cap;
 		}
-		if (!more)
-			break;
-		{
-			int64_t ord = sqlite3_column_int64(st, 1);
-			double t = sqlite3_column_double(st, 2);
-			int64_t by = sqlite3_column_int64(st, 3);
+		for (i = 0; i < st->cap; i++) {
+			struct acc *a = &acc[i];
+			int64_t y = st->bytes[i];
+			double rt, ry;
 
-			if (tag != cur.tag) {
-				cur = (struct series){
-					.tag = tag, .first_b = by, .last_b = by,
-					.first_t = t, .last_t = t, .ord_first = ord,
-					.ord_last = ord, .count = 1, .ok = 1,
-				};
-				pt[0] = t;
-				py[0] = (double)by;
+			if (st->calls[i] < 0)
 				continue;
+			if (!a->seen) {
+				a->seen = 1;
+				a->first_b = a->last_b = y;
+				a->first_t = t;
+				a->mid = (t + tend) / 2;
+			} else {
+				/* absent from a snapshot since it appeared: unloaded */
+				if (a->last_ord + 1 != k)
+					a->gap = 1;
+				a->grew += y > a->last_b;
 			}
-			/* absent from a snapshot since it appeared: unloaded */
-			if (ord != cur.ord_last + 1)
-				cur.ok = 0;
-			cur.grew += by > cur.last_b;
-			cur.last_b = by;
-			cur.last_t = t;
-			cur.ord_last = ord;
-			pt[cur.count] = t;
-			py[cur.count] = (double)by;
-			cur.count++;
+			a->last_b = y;
+			a->last_t = t;
+			a->last_ord = k;
+			a->count++;
+			rt = t - a->first_t;
+			ry = (double)y - (double)a->first_b;
+			fit_add(&a->all, rt, ry);
+			if (t <= a->mid)
+				fit_add(&a->lo, rt, ry);
+			if (t >= a->mid)
+				fit_add(&a->hi, rt, ry);
 		}
 	}
-	free(pt);
-	free(py);
-	sqlite3_finalize(st);
-
-	r = xcalloc(nsv + 1, sizeof(*r));
-	nm = ai_db_prep(db, "SELECT file, line, module, func FROM tag WHERE id = ?");
-	for (i = 0; i < nsv; i++) {
+	ai_db_state_names(st);
+	for (i = 0; i < cap; i++) {
+		struct acc *a = &acc[i];
 		struct row x = { 0 };
+		double slope, r2, growth;
 
-		sqlite3_bind_int64(nm, 1, sv[i].tag);
-		if (sqlite3_step(nm) != SQLITE_ROW)
-			ai_db_die(db, "reading a tag");
-		x.t.file = row_str(nm, 0);
-		x.t.line = sqlite3_column_int64(nm, 1);
-		x.t.module = row_str(nm, 2);
-		x.t.func = row_str(nm, 3);
-		x.t.extra = "";
-		sqlite3_reset(nm);
-		x.a = sv[i].first_b;
-		x.b = sv[i].last_b;
-		x.d = x.b - x.a;
-		x.rate = sv[i].slope;
-		x.snaps = sv[i].count;
-		x.grew = sv[i].grew;
-		if (x.rate < min_rate || !ai_match(co, &x.t)) {
-			free((char *)x.t.file);
-			free((char *)x.t.module);
-			free((char *)x.t.func);
+		if (!a->seen || a->gap || a->last_ord != n - 1 || a->count < o->min_snaps ||
+		    !(a->last_t > a->first_t))
+			continue;
+		slope = fit_slope(&a->all);
+		r2 = fit_r2(&a->all);
+		growth = slope * (a->last_t - a->first_t);
+		if (!(slope > 0) || slope < o->min_rate || r2 < o->min_fit ||
+		    growth < o->min_growth)
+			continue;
+		/* it rises in both halves: not one step, not a warm-up that levels off */
+		if (a->lo.n < 2 || a->hi.n < 2 || fit_slope(&a->lo) < slope / 4 ||
+		    fit_slope(&a->hi) < slope / 4)
+			continue;
+		if (i >= st->nnames || !st->names[i].file)
+			continue;
+		x.t = st->names[i];
+		if (!ai_match(o->co, &x.t))
+			continue;
+		if (ignored(o, &x.t)) {
+			if (!br->nignored++)
+				snprintf(br->ignored, sizeof(br->ignored), "%s:%u func:%s",
+					 x.t.file, x.t.line, x.t.func);
 			continue;
 		}
-		r[n++] = x;
+		/* the state's strings go with it: the row keeps its own */
+		x.t.file = xstrdup(x.t.file);
+		x.t.module = xstrdup(x.t.module);
+		x.t.func = xstrdup(x.t.func);
+		x.a = a->first_b;
+		x.b = a->last_b;
+		if (__builtin_sub_overflow(x.b, x.a, &x.d))
+			x.d = x.b > x.a ? INT64_MAX : INT64_MIN;
+		x.rate = slope;
+		x.fit = r2;
+		x.snaps = a->count;
+		x.grew = a->grew;
+		br->r = xrealloc(br->r, (br->n + 1) * sizeof(*br->r));
+		br->r[br->n++] = x;
 	}
-	sqlite3_finalize(nm);
-	free(sv);
-	qsort(r, n, sizeof(*r), cmp_row);
-	if (!co->no_header)
-		printf("# %zu leak suspect(s) over %lld snapshots (%.0f s)\n"
-		       "%14s %*s %*s %*s %7s  %s\n", n, (long long)nsnaps, tb - ta,
-		       co->exact ? "BYTES/S" : "RATE", w, "GROWTH", w, "FIRST",
-		       w, "LAST", "GREW", "TAG");
-	for (i = 0; i < n && (!co->limit || shown < co->limit); i++, shown++) {
-		char grew[32];
+	if (br->n)
+		qsort(br->r, br->n, sizeof(*br->r), cmp_row);
+	free(acc);
+}
 
-		snprintf(b3, sizeof(b3), "%s%s", r[i].d > 0 ? "+" : "",
-			 ai_fmt_size(r[i].d, co->exact, b1, sizeof(b1)));
-		snprintf(grew, sizeof(grew), "%lld/%lld", (long long)r[i].grew,
-			 (long long)r[i].snaps - 1);
-		printf("%14s %*s ", ai_fmt_rate(r[i].rate, co->exact, b4, sizeof(b4)), w, b3);
-		printf("%*s ", w, ai_fmt_size(r[i].a, co->exact, b1, sizeof(b1)));
-		printf("%*s %7s  ", w, ai_fmt_size(r[i].b, co->exact, b2, sizeof(b2)), grew);
-		ai_fmt_tag(stdout, &r[i].t);
-		putchar('\n');
+/* the leaks of the host picked (ai_db_host), over [from, to] */
+static void analyse_host(sqlite3 *db, struct ai_db_state *st, const char *from,
+			 const char *to, const struct leak_opts *o, struct host_rep *h)
+{
+	struct ai_db_snap *sn, *ok;
+	size_t n, nok = 0, i, j, seg;
+	int64_t a, b;
+	double ta, tb;
+
+	ai_db_snapshots(db, &sn, &n);
+	for (i = 0; i < n && sn[i].status != AI_SNAP_OK; i++)
+		;
+	if (i == n) {
+		h->empty = 1;
+		free(sn);
+		return;
 	}
-	free_rows(r, n);
-	return n ? AI_EXIT_FOUND : AI_EXIT_OK;
+	pick_range(db, from, to, &a, &b);
+	/*
+	 * The window: from --from (or the first snapshot) to --to (or the
+	 * last one, complete or not: captures refused since the last
+	 * complete one are said too).
+	 */
+	ta = from ? snap_time(db, a) : -INFINITY;
+	tb = to ? snap_time(db, b) : INFINITY;
+	if (!from)
+		a = INT64_MIN;
+	if (!to)
+		b = INT64_MAX;
+	ok = xmalloc((n + 1) * sizeof(*ok));
+	for (i = 0; i < n; i++) {
+		if (sn[i].taken_at < ta || sn[i].taken_at > tb ||
+		    (sn[i].taken_at == ta && sn[i].id < a) ||
+		    (sn[i].taken_at == tb && sn[i].id > b))
+			continue;
+		if (sn[i].status == AI_SNAP_OK) {
+			ok[nok++] = sn[i];
+			continue;
+		}
+		/* said in the report: which, and why */
+		if (!h->skipped++)
+			snprintf(h->skipped_text, sizeof(h->skipped_text), "snapshot %lld %s (%s)",
+				 (long long)sn[i].id, ai_snap_status_name(sn[i].status),
+				 sn[i].problem);
+	}
+	free(sn);
+	h->last_t = nok ? ok[nok - 1].taken_at : 0;
+	/* boots: runs of the same boot id, in time order */
+	for (i = 0; i < nok; i = j) {
+		for (j = i + 1; j < nok && !strcmp(ok[j].boot_id, ok[i].boot_id); j++)
+			;
+		if (j < nok && !o->all_boots) {
+			h->earlier_boots++;
+			h->earlier_snaps += j - i;
+			continue;
+		}
+		seg = h->nboots++;
+		h->boots = xrealloc(h->boots, h->nboots * sizeof(*h->boots));
+		analyse_boot(st, ok + i, j - i, o, &h->boots[seg]);
+	}
+	free(ok);
+}
+
+static void free_hosts(struct host_rep *h, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < h[i].nboots; j++) {
+			size_t k;
+
+			for (k = 0; k < h[i].boots[j].n; k++) {
+				free((char *)h[i].boots[j].r[k].t.file);
+				free((char *)h[i].boots[j].r[k].t.module);
+				free((char *)h[i].boots[j].r[k].t.func);
+			}
+			free(h[i].boots[j].r);
+		}
+		free(h[i].boots);
+		free(h[i].name);
+		free(h[i].machine_id);
+	}
+	free(h);
+}
+
+static void print_text(FILE *f, const struct host_rep *h, size_t nh, const struct ai_common *co,
+		       int all_hosts)
+{
+	int w = co->exact ? 15 : 10;
+	char b1[32], b2[32], b3[40], b4[48];
+	size_t i, k, j;
+
+	for (i = 0; i < nh; i++) {
+		const struct host_rep *x = &h[i];
+
+		if (!co->no_header && x->empty)
+			fprintf(f, "# host %s: no complete snapshot\n", x->name);
+		if (!co->no_header && x->skipped)
+			fprintf(f, "# skipped %zu incomplete or refused snapshot(s) of %s: %s%s\n",
+			       x->skipped, x->name, x->skipped_text, x->skipped > 1 ? ", ..." : "");
+		if (!co->no_header && x->earlier_boots)
+			fprintf(f, "# not analysed: %zu snapshot(s) of %zu earlier boot(s) of %s"
+			       " (--boot all)\n", x->earlier_snaps, x->earlier_boots, x->name);
+		for (k = 0; k < x->nboots; k++) {
+			const struct boot_rep *br = &x->boots[k];
+			size_t shown = 0;
+
+			if (!co->no_header) {
+				fprintf(f, "# %zu leak suspect(s) on %s over %zu snapshots (%.0f s, %lld -> %lld)",
+				       br->n, x->name, br->nsnaps, br->t1 - br->t0,
+				       (long long)br->from, (long long)br->to);
+				if (*br->boot_id)
+					fprintf(f, ", boot %.8s", br->boot_id);
+				fputc('\n', f);
+				if (br->nignored)
+					fprintf(f, "# %zu more left out as expected growth (%s%s;"
+					       " --no-default-ignore)\n", br->nignored, br->ignored,
+					       br->nignored > 1 ? ", ..." : "");
+				fprintf(f, "%s%14s %*s %*s %*s %5s %7s  %s\n", all_hosts ? "HOST  " : "",
+				       co->exact ? "BYTES/S" : "RATE", w, "GROWTH", w, "FIRST",
+				       w, "LAST", "FIT", "GREW", "TAG");
+			}
+			for (j = 0; j < br->n && (!co->limit || shown < co->limit); j++, shown++) {
+				const struct row *r = &br->r[j];
+				char grew[32];
+
+				snprintf(b3, sizeof(b3), "%s%s", r->d > 0 ? "+" : "",
+					 ai_fmt_size(r->d, co->exact, b1, sizeof(b1)));
+				snprintf(grew, sizeof(grew), "%lld/%lld", (long long)r->grew,
+					 (long long)r->snaps - 1);
+				if (all_hosts)
+					fprintf(f, "%s  ", x->name);
+				fprintf(f, "%14s %*s ", ai_fmt_rate(r->rate, co->exact, b4, sizeof(b4)), w, b3);
+				fprintf(f, "%*s ", w, ai_fmt_size(r->a, co->exact, b1, sizeof(b1)));
+				fprintf(f, "%*s %5.2f %7s  ", w, ai_fmt_size(r->b, co->exact, b2, sizeof(b2)),
+				       r->fit, grew);
+				ai_fmt_tag(f, &r->t);
+				fputc('\n', f);
+			}
+		}
+	}
+}
+
+static void json_row(FILE *f, const struct row *r)
+{
+	fputs("{\"file\":", f);
+	ai_json_str(f, r->t.file);
+	fprintf(f, ",\"line\":%u,\"module\":", r->t.line);
+	if (*r->t.module)
+		ai_json_str(f, r->t.module);
+	else
+		fputs("null", f);
+	fputs(",\"func\":", f);
+	ai_json_str(f, r->t.func);
+	fprintf(f, ",\"rate\":%.3f,\"growth\":%lld,\"first\":%lld,\"last\":%lld,\"fit\":%.4f,"
+		"\"snapshots\":%lld,\"grew\":%lld}", r->rate, (long long)r->d,
+		(long long)r->a, (long long)r->b, r->fit, (long long)r->snaps,
+		(long long)r->grew);
+}
+
+static void print_json(FILE *f, const struct host_rep *h, size_t nh)
+{
+	size_t i, k, j;
+
+	fputs("{\"hosts\":[", f);
+	for (i = 0; i < nh; i++) {
+		const struct host_rep *x = &h[i];
+
+		fputs(i ? ",\n{\"host\":" : "\n{\"host\":", f);
+		ai_json_str(f, x->name);
+		fputs(",\"machine_id\":", f);
+		ai_json_str(f, x->machine_id);
+		fprintf(f, ",\"skipped_snapshots\":%zu,\"skipped\":", x->skipped);
+		ai_json_str(f, x->skipped_text);
+		fprintf(f, ",\"earlier_boots\":%zu,\"earlier_boot_snapshots\":%zu,\"boots\":[",
+			x->earlier_boots, x->earlier_snaps);
+		for (k = 0; k < x->nboots; k++) {
+			const struct boot_rep *br = &x->boots[k];
+
+			fputs(k ? ",{\"boot_id\":" : "{\"boot_id\":", f);
+			ai_json_str(f, br->boot_id);
+			fprintf(f, ",\"from\":%lld,\"to\":%lld,\"snapshots\":%zu,\"seconds\":%.3f,"
+				"\"ignored_as_expected\":%zu,\"suspects\":[", (long long)br->from,
+				(long long)br->to, br->nsnaps, br->t1 - br->t0, br->nignored);
+			for (j = 0; j < br->n; j++) {
+				fputs(j ? ",\n" : "\n", f);
+				json_row(f, &br->r[j]);
+			}
+			fputs("]}", f);
+		}
+		fputs("]}", f);
+	}
+	fputs("\n]}\n", f);
+}
+
+/* the labels of a host, with --all-hosts: nodename and machine_id */
+static void prom_host(FILE *f, const struct host_rep *x, int all_hosts, int more)
+{
+	if (!all_hosts) {
+		if (!more)
+			return;
+		fputc('{', f);
+		return;
+	}
+	fputs("{nodename=", f);
+	ai_prom_str(f, x->name);
+	fputs(",machine_id=", f);
+	ai_prom_str(f, x->machine_id);
+	if (more)
+		fputc(',', f);
+}
+
+static void prom_end(FILE *f, int all_hosts, int more)
+{
+	if (all_hosts || more)
+		fputc('}', f);
+}
+
+static void print_prom(FILE *f, const struct host_rep *h, size_t nh, int all_hosts)
+{
+	static const char *const names[] = {
+		"allocinfo_leak_rate_bytes_per_second", "allocinfo_leak_growth_bytes",
+		"allocinfo_leak_fit",
+	};
+	static const char *const helps[] = {
+		"Least-squares slope of the bytes of a leak suspect (report leaks).",
+		"Bytes a leak suspect grew by over the window (last - first).",
+		"R^2 of the line through the bytes of a leak suspect (1 = a straight line).",
+	};
+	size_t i, k, j, w;
+
+	fputs("# HELP allocinfo_leak_suspects Allocation tags that report leaks finds growing"
+	      " steadily in the last boot.\n# TYPE allocinfo_leak_suspects gauge\n", f);
+	for (i = 0; i < nh; i++) {
+		size_t n = 0;
+
+		for (k = 0; k < h[i].nboots; k++)
+			n += h[i].boots[k].n;
+		fputs("allocinfo_leak_suspects", f);
+		prom_host(f, &h[i], all_hosts, 0);
+		prom_end(f, all_hosts, 0);
+		fprintf(f, " %zu\n", n);
+	}
+	for (w = 0; w < 3; w++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", names[w], helps[w], names[w]);
+		for (i = 0; i < nh; i++)
+			for (k = 0; k < h[i].nboots; k++)
+				for (j = 0; j < h[i].boots[k].n; j++) {
+					const struct row *r = &h[i].boots[k].r[j];
+
+					fputs(names[w], f);
+					prom_host(f, &h[i], all_hosts, 1);
+					fputs("file=", f);
+					ai_prom_str(f, r->t.file);
+					fprintf(f, ",line=\"%u\",func=", r->t.line);
+					ai_prom_str(f, r->t.func);
+					fputs(",module=", f);
+					ai_prom_str(f, ai_module_name(&r->t));
+					prom_end(f, all_hosts, 1);
+					if (w == 0)
+						fprintf(f, " %.3f\n", r->rate);
+					else if (w == 1)
+						fprintf(f, " %lld\n", (long long)r->d);
+					else
+						fprintf(f, " %.4f\n", r->fit);
+				}
+	}
+	fputs("# HELP allocinfo_leak_analysed_snapshots Complete snapshots of the last boot"
+	      " that report leaks analysed.\n# TYPE allocinfo_leak_analysed_snapshots gauge\n", f);
+	for (i = 0; i < nh; i++) {
+		fputs("allocinfo_leak_analysed_snapshots", f);
+		prom_host(f, &h[i], all_hosts, 0);
+		prom_end(f, all_hosts, 0);
+		fprintf(f, " %zu\n", h[i].nboots ? h[i].boots[h[i].nboots - 1].nsnaps : 0);
+	}
+	fputs("# HELP allocinfo_leak_skipped_snapshots Incomplete or refused snapshots in the"
+	      " window, left out of the analysis.\n"
+	      "# TYPE allocinfo_leak_skipped_snapshots gauge\n", f);
+	for (i = 0; i < nh; i++) {
+		fputs("allocinfo_leak_skipped_snapshots", f);
+		prom_host(f, &h[i], all_hosts, 0);
+		prom_end(f, all_hosts, 0);
+		fprintf(f, " %zu\n", h[i].skipped);
+	}
+	fputs("# HELP allocinfo_leak_last_snapshot_timestamp_seconds Time of the last complete"
+	      " snapshot analysed.\n"
+	      "# TYPE allocinfo_leak_last_snapshot_timestamp_seconds gauge\n", f);
+	for (i = 0; i < nh; i++) {
+		fputs("allocinfo_leak_last_snapshot_timestamp_seconds", f);
+		prom_host(f, &h[i], all_hosts, 0);
+		prom_end(f, all_hosts, 0);
+		fprintf(f, " %.3f\n", h[i].last_t);
+	}
+}
+
+enum { FMT_TEXT, FMT_JSON, FMT_PROM };
+
+static int report_leaks(sqlite3 *db, const struct ai_common *co, const char *host,
+			int all_hosts, const char *from, const char *to,
+			const struct leak_opts *o, int fmt, const char *out)
+{
+	struct ai_db_hostinfo *hi;
+	struct ai_db_state st;
+	struct host_rep *h;
+	size_t nh = ai_db_hosts(db, &hi), i, k, found = 0;
+	struct ai_out of;
+
+	h = xcalloc(nh + 1, sizeof(*h));
+	ai_db_state_init(&st, db);
+	if (!all_hosts) {
+		/* the host picked (or the only one): only it */
+		const char *key;
+
+		ai_db_host(db, host, "report leaks");
+		key = ai_db_host_key();
+		for (i = 0; i < nh && key && strcmp(hi[i].key, key); i++)
+			;
+		h[0].name = xstrdup(i < nh ? hi[i].name : "-");
+		h[0].machine_id = xstrdup(i < nh ? hi[i].machine_id : "");
+		analyse_host(db, &st, from, to, o, &h[0]);
+		ai_db_hosts_free(hi, nh);
+		nh = 1;
+	} else {
+		for (i = 0; i < nh; i++) {
+			ai_db_select_key(hi[i].key);
+			h[i].name = xstrdup(hi[i].name);
+			h[i].machine_id = xstrdup(hi[i].machine_id);
+			analyse_host(db, &st, from, to, o, &h[i]);
+		}
+	}
+	ai_db_state_free(&st);
+	if (all_hosts)
+		ai_db_hosts_free(hi, nh);
+	for (i = 0; i < nh; i++)
+		for (k = 0; k < h[i].nboots; k++)
+			found += h[i].boots[k].n;
+	ai_out_open(&of, out);
+	if (fmt == FMT_JSON)
+		print_json(of.f, h, nh);
+	else if (fmt == FMT_PROM)
+		print_prom(of.f, h, nh, all_hosts);
+	else
+		print_text(of.f, h, nh, co, all_hosts);
+	ai_out_commit(&of);
+	free_hosts(h, nh);
+	return found ? AI_EXIT_FOUND : AI_EXIT_OK;
 }
 
 static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,
@@ -428,7 +792,7 @@ static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,
 	struct ai_snap s;
 	struct ai_tag **v;
 	size_t n;
-	char tb[32];
+	char tb[48];
 
 	ai_db_load_tags(db, id, &s, NULL);
 	v = ai_select(&s, co, &n);
@@ -444,10 +808,39 @@ static int report_top(sqlite3 *db, const struct ai_common *co, const char *at,
 	return 0;
 }
 
+/* --ignore-file FILE: one glob a line, '#' comments, kept for the command */
+static void read_ignore_file(const char *path, const char ***v, size_t *n)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+
+	if (!f)
+		ai_die("report: cannot read %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *e;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		e = p + strcspn(p, "#\r\n");
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (e == p)
+			continue;
+		*e = '\0';
+		p = xstrdup(p);
+		ai_keep(p);
+		*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+		(*v)[(*n)++] = p;
+	}
+	fclose(f);
+}
+
 /* the options of report that only some kinds use */
 enum {
 	R_FROM = 1 << 0, R_TO = 1 << 1, R_AT = 1 << 2, R_MIN_SNAPS = 1 << 3,
 	R_MIN_RATE = 1 << 4, R_SORT = 1 << 5, R_MIN_FIT = 1 << 6, R_AVG = 1 << 7,
+	R_MIN_GROWTH = 1 << 8, R_IGNORE = 1 << 9, R_FORMAT = 1 << 10, R_OUTPUT = 1 << 11,
+	R_BOOT = 1 << 12, R_ALL_HOSTS = 1 << 13,
 };
 
 int cmd_report(int argc, char **argv)
@@ -460,6 +853,14 @@ int cmd_report(int argc, char **argv)
 		{ "min-snapshots", required_argument, NULL, OPT_MIN_SNAPS },
 		{ "min-rate", required_argument, NULL, OPT_MIN_RATE },
 		{ "min-fit", required_argument, NULL, OPT_MIN_FIT },
+		{ "min-growth", required_argument, NULL, OPT_MIN_GROWTH },
+		{ "ignore", required_argument, NULL, OPT_IGNORE },
+		{ "ignore-file", required_argument, NULL, OPT_IGNORE_FILE },
+		{ "no-default-ignore", no_argument, NULL, OPT_NO_DEFAULT_IGNORE },
+		{ "boot", required_argument, NULL, OPT_BOOT },
+		{ "all-hosts", no_argument, NULL, OPT_ALL_HOSTS },
+		{ "format", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "host", required_argument, NULL, OPT_HOST },
 		{ "avg", no_argument, NULL, OPT_AVG },
 		{ "sort", required_argument, NULL, 's' },
@@ -474,9 +875,16 @@ int cmd_report(int argc, char **argv)
 	};
 	struct ai_common co = { .limit = 20 };
 	const char *dbpath = NULL, *kind = "growth", *from = NULL, *to = NULL;
-	const char *at = NULL, *sort = "size", *host = NULL;
-	uint64_t min_snaps = 3;
-	double min_rate = -INFINITY, min_fit = AI_LEAK_MIN_FIT;
+	const char *at = NULL, *sort = "size", *host = NULL, *out = NULL;
+	struct leak_opts lo_ = {
+		.min_snaps = LEAK_MIN_SNAPS, .min_rate = -INFINITY, .min_fit = LEAK_MIN_FIT,
+		.min_growth = LEAK_MIN_GROWTH,
+	};
+	const char **ign = NULL;
+	size_t nign = 0, i;
+	uint64_t min_snaps = LEAK_MIN_SNAPS;
+	int64_t size;
+	int fmt = FMT_TEXT, no_default = 0, all_hosts = 0;
 	sqlite3 *db;
 	char *e;
 	int c, rc;
@@ -488,7 +896,7 @@ int cmd_report(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	while ((c = ai_getopt(argc, argv, "d:n:s:m:bHh", lo)) != -1) {
+	while ((c = ai_getopt(argc, argv, "d:n:s:m:bHhF:o:", lo)) != -1) {
 		if (c != 'f' && ai_common_opt(&co, c, optarg))
 			continue;
 		switch (c) {
@@ -509,14 +917,60 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_MIN_SNAPS:
 			given |= R_MIN_SNAPS;
-			if (ai_parse_u64(optarg, &min_snaps) < 0 || min_snaps < 2)
-				ai_usage_err("report: --min-snapshots wants 2 or more");
+			if (ai_parse_u64(optarg, &min_snaps) < 0 || min_snaps < 3 ||
+			    min_snaps > 1000000000)
+				ai_usage_err("report: --min-snapshots wants 3 or more");
 			break;
 		case OPT_MIN_RATE:
 			given |= R_MIN_RATE;
-			min_rate = strtod(optarg, &e);
-			if (*e || e == optarg)
+			lo_.min_rate = strtod(optarg, &e);
+			if (*e || e == optarg || !isfinite(lo_.min_rate))
 				ai_usage_err("report: --min-rate wants bytes per second");
+			break;
+		case OPT_MIN_GROWTH:
+			given |= R_MIN_GROWTH;
+			if (ai_parse_size(optarg, &size) < 0)
+				ai_usage_err("report: --min-growth wants a size such as 0, 64K or 1M,"
+					     " not '%s'", optarg);
+			lo_.min_growth = (double)size;
+			break;
+		case OPT_IGNORE:
+			given |= R_IGNORE;
+			ign = xrealloc(ign, (nign + 1) * sizeof(*ign));
+			ign[nign++] = optarg;
+			break;
+		case OPT_IGNORE_FILE:
+			given |= R_IGNORE;
+			read_ignore_file(optarg, &ign, &nign);
+			break;
+		case OPT_NO_DEFAULT_IGNORE:
+			given |= R_IGNORE;
+			no_default = 1;
+			break;
+		case OPT_BOOT:
+			given |= R_BOOT;
+			if (strcmp(optarg, "last") && strcmp(optarg, "all"))
+				ai_usage_err("report: --boot wants last or all, not '%s'", optarg);
+			lo_.all_boots = !strcmp(optarg, "all");
+			break;
+		case OPT_ALL_HOSTS:
+			given |= R_ALL_HOSTS;
+			all_hosts = 1;
+			break;
+		case 'F':
+			given |= R_FORMAT;
+			if (!strcmp(optarg, "text"))
+				fmt = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				fmt = FMT_JSON;
+			else if (!strcmp(optarg, "prometheus") || !strcmp(optarg, "prom"))
+				fmt = FMT_PROM;
+			else
+				ai_usage_err("report: --format wants text, json or prometheus");
+			break;
+		case 'o':
+			given |= R_OUTPUT;
+			out = optarg;
 			break;
 		case OPT_HOST:
 			host = optarg;
@@ -527,8 +981,8 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_MIN_FIT:
 			given |= R_MIN_FIT;
-			min_fit = strtod(optarg, &e);
-			if (*e || e == optarg || !(min_fit >= 0 && min_fit <= 1))
+			lo_.min_fit = strtod(optarg, &e);
+			if (*e || e == optarg || !(lo_.min_fit >= 0 && lo_.min_fit <= 1))
 				ai_usage_err("report: --min-fit wants a number from 0 to 1, not '%s'",
 					     optarg);
 			break;
@@ -559,7 +1013,8 @@ int cmd_report(int argc, char **argv)
 			{ "growth", CO_LIMIT | CO_MIN | CO_EXACT | CO_NOHDR | CO_FILTER,
 			  R_FROM | R_TO },
 			{ "leaks", CO_LIMIT | CO_EXACT | CO_NOHDR | CO_FILTER,
-			  R_FROM | R_TO | R_MIN_SNAPS | R_MIN_RATE | R_MIN_FIT },
+			  R_FROM | R_TO | R_MIN_SNAPS | R_MIN_RATE | R_MIN_FIT | R_MIN_GROWTH |
+			  R_IGNORE | R_FORMAT | R_OUTPUT | R_BOOT | R_ALL_HOSTS },
 			{ "top", CO_LIMIT | CO_MIN | CO_EXACT | CO_NOHDR | CO_FILTER,
 			  R_AT | R_SORT | R_AVG },
 		};
@@ -567,36 +1022,55 @@ int cmd_report(int argc, char **argv)
 			{ R_FROM, "--from" }, { R_TO, "--to" }, { R_AT, "--at" },
 			{ R_MIN_SNAPS, "--min-snapshots" }, { R_MIN_RATE, "--min-rate" },
 			{ R_SORT, "-s/--sort" }, { R_MIN_FIT, "--min-fit" },
-			{ R_AVG, "--avg" },
+			{ R_AVG, "--avg" }, { R_MIN_GROWTH, "--min-growth" },
+			{ R_IGNORE, "--ignore/--ignore-file/--no-default-ignore" },
+			{ R_FORMAT, "-F/--format" }, { R_OUTPUT, "-o/--output" },
+			{ R_BOOT, "--boot" }, { R_ALL_HOSTS, "--all-hosts" },
 		};
 		char what[32];
-		size_t i, j;
+		size_t ui, j;
 
-		for (i = 0; strcmp(use[i].kind, kind); i++)
+		for (ui = 0; strcmp(use[ui].kind, kind); ui++)
 			;
 		snprintf(what, sizeof(what), "report %s", kind);
-		ai_only(&co, use[i].co, what);
+		ai_only(&co, use[ui].co, what);
 		for (j = 0; j < sizeof(names) / sizeof(names[0]); j++)
-			if (given & names[j].bit & ~use[i].own)
+			if (given & names[j].bit & ~use[ui].own)
 				ai_not_here(names[j].name, what);
 	}
+	if (all_hosts && host)
+		ai_usage_err("report: --all-hosts or --host NAME, not both");
+	if (fmt == FMT_PROM && lo_.all_boots)
+		ai_not_here("--boot all", "report leaks -F prometheus (the last boot's series)");
+	if (fmt != FMT_TEXT && (co.no_header || co.exact || (co.given & CO_LIMIT)))
+		ai_not_here("-H, -b and -n", "report leaks -F json or prometheus (every suspect,"
+			    " exact)");
+	lo_.co = &co;
+	lo_.min_snaps = (int64_t)min_snaps;
+	if (!no_default)
+		for (i = 0; ai_expected_growth[i]; i++) {
+			ign = xrealloc(ign, (nign + 1) * sizeof(*ign));
+			ign[nign++] = ai_expected_growth[i];
+		}
+	lo_.ignore = ign;
+	lo_.nignore = nign;
 	db = ai_db_open(dbpath, AI_DB_READ);
-	{
+	if (strcmp(kind, "leaks")) {
 		char what[32];
 
 		snprintf(what, sizeof(what), "report %s", kind);
-		ai_db_host(db, host, strcmp(kind, "snapshots") ? what : NULL);
+		ai_db_host(db, host, strcmp(kind, "snapshots") || host ? what : NULL);
 	}
 	if (!strcmp(kind, "snapshots"))
 		rc = report_snapshots(db, &co);
 	else if (!strcmp(kind, "growth"))
 		rc = report_growth(db, &co, from, to);
 	else if (!strcmp(kind, "leaks"))
-		rc = report_leaks(db, &co, from, to, min_snaps, min_rate, min_fit);
-	else if (!strcmp(kind, "top"))
-		rc = report_top(db, &co, at, sort, avg);
+		rc = report_leaks(db, &co, host, all_hosts, from, to, &lo_, fmt, out);
 	else
-		ai_usage_err("report: KIND is growth, leaks, top or snapshots, not '%s'", kind);
+		rc = report_top(db, &co, at, sort, avg);
+	free(ign);
+	ai_db_select_key(NULL);
 	sqlite3_close(db);
 	return rc;
 }

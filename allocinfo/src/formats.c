@@ -76,8 +76,9 @@ static void prom_labels(FILE *f, const struct ai_tag *t)
 	ai_prom_str(f, t->file);
 	fprintf(f, ",line=\"%u\",func=", t->line);
 	ai_prom_str(f, t->func);
+	/* vmlinux for built-in code, as in allocinfo_module_bytes: they join */
 	fputs(",module=", f);
-	ai_prom_str(f, t->module);
+	ai_prom_str(f, ai_module_name(t));
 	fprintf(f, ",accurate=\"%s\"}", t->flags & AI_F_INACCURATE ? "no" : "yes");
 }
 
@@ -96,7 +97,7 @@ static void add_u64(uint64_t *sum, uint64_t v)
 /* one series of an aggregated export */
 struct pgroup {
 	char *name;
-	int64_t bytes, inaccurate;
+	int64_t bytes, inaccurate, expected;
 	uint64_t calls;
 	size_t tags;
 	size_t first;	/* input order of its first tag */
@@ -161,6 +162,8 @@ static struct pgroup *group_tags(struct ai_tag **tags, size_t n, const char *by,
 			add_u64(&x->calls, t->calls);
 			if (t->flags & AI_F_INACCURATE)
 				add_i64(&x->inaccurate, t->bytes);
+			if (ai_is_expected(t))
+				add_i64(&x->expected, t->bytes);
 			x->tags++;
 		}
 	}
@@ -241,11 +244,14 @@ static void prom_tags(FILE *f, struct ai_tag **tags, size_t n, uint64_t limit)
 static void prom_groups(FILE *f, struct ai_tag **tags, size_t n, const char *by,
 			uint64_t limit)
 {
-	static const char *const what[] = { "bytes", "calls", "inaccurate_bytes", "tags" };
+	static const char *const what[] = {
+		"bytes", "calls", "inaccurate_bytes", "expected_bytes", "tags"
+	};
 	static const char *const helps[] = {
 		"Bytes allocated and not yet freed, summed by %s (/proc/allocinfo).",
 		"Allocations not yet freed, summed by %s (/proc/allocinfo).",
 		"Bytes of allocinfo_%s_bytes counted by tags marked accurate:no.",
+		"Bytes of allocinfo_%s_bytes of expected growth: the page cache and anonymous memory.",
 		"Allocation tags summed into each allocinfo_%s_bytes series.",
 	};
 	size_t ng, i, w, keep;
@@ -264,7 +270,7 @@ static void prom_groups(FILE *f, struct ai_tag **tags, size_t n, const char *by,
 		}
 		qsort(g, keep, sizeof(*g), cmp_pgroup_first);
 	}
-	for (w = 0; w < 4; w++) {
+	for (w = 0; w < 5; w++) {
 		snprintf(name, sizeof(name), "allocinfo_%s_%s", by, what[w]);
 		snprintf(help, sizeof(help), helps[w], by);
 		help_type(f, name, help);
@@ -277,6 +283,8 @@ static void prom_groups(FILE *f, struct ai_tag **tags, size_t n, const char *by,
 				fprintf(f, "} %llu\n", (unsigned long long)g[i].calls);
 			else if (w == 2)
 				fprintf(f, "} %lld\n", (long long)g[i].inaccurate);
+			else if (w == 3)
+				fprintf(f, "} %lld\n", (long long)g[i].expected);
 			else
 				fprintf(f, "} %zu\n", g[i].tags);
 		}
@@ -423,7 +431,22 @@ static void export_json(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 	ai_json_str(f, s->version);
 	fputs(",\"source\":", f);
 	ai_json_str(f, s->name ? s->name : "");
-	fprintf(f, ",\"skipped_lines\":%zu,\"tags\":[", s->skipped);
+	fprintf(f, ",\"skipped_lines\":%zu", s->skipped);
+	/* where and when, when known: record reads them back from a capture */
+	if (s->taken_at > 0)
+		fprintf(f, ",\"taken_at\":%.3f", s->taken_at);
+	{
+		const char *k[] = { "host", "machine_id", "boot_id", "kernel" };
+		const char *v[] = { s->id.host, s->id.machine_id, s->id.boot_id, s->id.kernel };
+		size_t w;
+
+		for (w = 0; w < 4; w++)
+			if (*v[w]) {
+				fprintf(f, ",\"%s\":", k[w]);
+				ai_json_str(f, v[w]);
+			}
+	}
+	fputs(",\"tags\":[", f);
 	for (i = 0; i < n; i++) {
 		const struct ai_tag *t = tags[i];
 

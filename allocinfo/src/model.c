@@ -3,6 +3,7 @@
  * The model: allocation tags, their key (file, line, module, func), the
  * hash set that pairs equal keys, and the sort orders.
  */
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,4 +163,37 @@ void ai_group_name(const struct ai_tag *t, const char *by, char *b, size_t n)
 	} else {
 		snprintf(b, n, "%s", t->file);
 	}
+}
+
+/*
+ * Expected growth: the page cache and anonymous memory (heaps, their
+ * page tables, swap cache, tmpfs) grow with the workload and are given
+ * back under pressure. report leaks leaves these tags out by default,
+ * export sums them in allocinfo_KEY_expected_bytes, and the alert rules
+ * (monitoring/allocinfo.rules.yml) leave them out; the tests check that
+ * the rules name the same functions. Globs of the function name.
+ */
+const char *const ai_expected_growth[] = {
+	/* the page cache, its readahead and buffer heads */
+	"__filemap_get_folio", "filemap_alloc_folio*", "filemap_create_folio",
+	"do_read_cache_folio", "page_cache_ra_unbounded", "page_cache_ra_order",
+	"ra_alloc_folio", "readahead_expand", "alloc_buffer_head",
+	/* anonymous memory, huge pages of it, its page tables */
+	"folio_prealloc", "alloc_anon_folio", "do_anonymous_page",
+	"do_huge_pmd_anonymous_page", "vma_alloc_anon_folio_pmd", "alloc_charge_folio",
+	"__pte_alloc_one*", "pte_alloc_one", "__pmd_alloc", "__pud_alloc",
+	/* swap cache and tmpfs */
+	"alloc_swap_folio", "__alloc_swap_folio", "__read_swap_cache_async",
+	"shmem_alloc_folio", "shmem_alloc_and_add_folio",
+	NULL
+};
+
+int ai_is_expected(const struct ai_tag *t)
+{
+	size_t i;
+
+	for (i = 0; ai_expected_growth[i]; i++)
+		if (!fnmatch(ai_expected_growth[i], t->func, 0))
+			return 1;
+	return 0;
 }

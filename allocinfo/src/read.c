@@ -552,24 +552,43 @@ int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o)
 	size_t len;
 	int fd;
 
+	char pb[4096];
+	const char *open_path;
+	int live;
+
 	memset(s, 0, sizeof(*s));
 	if (!path)
 		path = AI_DEFAULT_INPUT;
+	live = !strcmp(path, AI_DEFAULT_INPUT);
+	open_path = live ? ai_sys_path(path, pb, sizeof(pb)) : path;
 	if (!strcmp(path, "-")) {
 		fd = 0;
 		s->name = "(stdin)";
 	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open(open_path, O_RDONLY | O_CLOEXEC);
 		s->name = path;
 	}
 	if (fd < 0 || ai_read_fd(fd, &buf, &len) < 0) {
-		ai_warn("cannot read %s: %s", path, strerror(errno));
+		int e = errno;
+
+		if (live && e == ENOENT)
+			ai_warn("cannot read %s: %s: this kernel does not profile its memory"
+				" allocations (CONFIG_MEM_ALLOC_PROFILING=y, Linux 6.10 or later),"
+				" or -f FILE names a capture", path, strerror(e));
+		else
+			ai_warn("cannot read %s: %s", path, strerror(e));
 		if (fd > 0)
 			close(fd);
 		return -1;
 	}
 	if (fd > 0)
 		close(fd);
+	if (live) {
+		/* this machine, now: the time and identity of the snapshot */
+		s->live = 1;
+		s->taken_at = ai_now();
+		ai_local_ident(&s->id);
+	}
 	ai_parse_buffer(s, buf, len, o);
 	return 0;
 }

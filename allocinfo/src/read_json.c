@@ -53,6 +53,7 @@ static void syntax(struct jp *j, const char *what)
 	if (j->failed)
 		return;
 	j->failed = 1;
+	j->ps->s->cut = 1;	/* the rest of the input is not read */
 	at(j, j->p, &line, &col);
 	j->ps->lineno = line;
 	if (j->p >= j->end)
@@ -208,6 +209,26 @@ static int integer(struct jp *j, int64_t min, uint64_t max, int64_t *sv, uint64_
 		return -2;
 	*uv = v;
 	*sv = v > INT64_MAX ? INT64_MAX : (int64_t)v;
+	return 0;
+}
+
+/* A number (taken_at): 0 ok, -1 syntax error reported */
+static int number(struct jp *j, double *v)
+{
+	char b[64], *e;
+	size_t n = 0;
+
+	ws(j);
+	while (j->p + n < j->end && n < sizeof(b) - 1 && strchr("+-.0123456789eE", j->p[n]))
+		n++;
+	memcpy(b, j->p, n);
+	b[n] = '\0';
+	*v = strtod(b, &e);
+	if (!n || *e) {
+		syntax(j, "expected a number");
+		return -1;
+	}
+	j->p += n;
 	return 0;
 }
 
@@ -476,6 +497,30 @@ void ai_parse_json(struct parser *ps, char *buf, size_t len)
 				goto out;
 			if (strlen(v) < sizeof(s->version))
 				strcpy(s->version, v);
+		} else if (!strcmp(key, "taken_at")) {
+			if (number(&j, &s->taken_at))
+				goto out;
+			if (!(s->taken_at > 0 && s->taken_at <= ai_now() + 86400)) {
+				ai_problem(ps, WARNING, "JSON: taken_at is not a time: left out");
+				s->taken_at = 0;
+			}
+		} else if (!strcmp(key, "host") || !strcmp(key, "machine_id") ||
+			   !strcmp(key, "boot_id") || !strcmp(key, "kernel")) {
+			/* where it was taken (allocinfo export of the live file) */
+			char *v = string(&j), *d = key[0] == 'h' ? s->id.host :
+				key[0] == 'm' ? s->id.machine_id : key[0] == 'b' ?
+				s->id.boot_id : s->id.kernel;
+			size_t dn = key[0] == 'h' ? sizeof(s->id.host) : key[0] == 'm' ?
+				sizeof(s->id.machine_id) : key[0] == 'b' ?
+				sizeof(s->id.boot_id) : sizeof(s->id.kernel);
+
+			if (!v)
+				goto out;
+			if (ai_ident_word(v) && strlen(v) < dn)
+				strcpy(d, v);
+			else
+				ai_problem(ps, WARNING, "JSON: %s is not a name without spaces: left out",
+					   key);
 		} else if (!strcmp(key, "tags")) {
 			if (!eat(&j, '[')) {
 				syntax(&j, "expected '[' for tags");

@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The store: snapshots of /proc/allocinfo in a SQLite database, shared
- * by record, report and plot. The schema is described in README.md.
+ * by record, report, prune, merge and plot. The schema is described in
+ * README.md. A snapshot stores the samples that changed since its base
+ * snapshot (the host's previous one), so an unchanged tag costs nothing;
+ * every AI_DB_KEY_EVERY-th snapshot of a host stores them all.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "allocinfo.h"
 #include "cli.h"
 #include "store.h"
 
+double ai_db_wait = 60;
+
 static const char schema[] =
-"CREATE TABLE IF NOT EXISTS snapshot (\n"
+"CREATE TABLE snapshot (\n"
 "	id INTEGER PRIMARY KEY,\n"
 "	taken_at REAL NOT NULL,\n"
 "	source TEXT NOT NULL,\n"
@@ -24,9 +30,15 @@ static const char schema[] =
 "	ntags INTEGER NOT NULL,\n"
 "	total_bytes INTEGER NOT NULL,\n"
 "	total_calls INTEGER NOT NULL,\n"
-"	skipped_lines INTEGER NOT NULL\n"
+"	skipped_lines INTEGER NOT NULL,\n"
+"	machine_id TEXT NOT NULL DEFAULT '',\n"
+"	boot_id TEXT NOT NULL DEFAULT '',\n"
+"	status TEXT NOT NULL DEFAULT 'ok',\n"
+"	problem TEXT NOT NULL DEFAULT '',\n"
+"	base INTEGER,\n"
+"	depth INTEGER NOT NULL DEFAULT 0\n"
 ");\n"
-"CREATE TABLE IF NOT EXISTS tag (\n"
+"CREATE TABLE tag (\n"
 "	id INTEGER PRIMARY KEY,\n"
 "	file TEXT NOT NULL,\n"
 "	line INTEGER NOT NULL,\n"
@@ -34,63 +46,299 @@ static const char schema[] =
 "	func TEXT NOT NULL,\n"
 "	UNIQUE (file, line, module, func)\n"
 ");\n"
-"CREATE TABLE IF NOT EXISTS sample (\n"
+"CREATE TABLE sample (\n"
 "	snapshot_id INTEGER NOT NULL REFERENCES snapshot(id) ON DELETE CASCADE,\n"
 "	tag_id INTEGER NOT NULL REFERENCES tag(id),\n"
 "	bytes INTEGER NOT NULL,\n"
 "	calls INTEGER NOT NULL,\n"
 "	extra TEXT NOT NULL DEFAULT '',\n"
 "	PRIMARY KEY (snapshot_id, tag_id)\n"
-") WITHOUT ROWID;\n"
-"CREATE INDEX IF NOT EXISTS sample_by_tag ON sample (tag_id, snapshot_id);\n"
-"CREATE INDEX IF NOT EXISTS snapshot_by_time ON snapshot (taken_at);\n";
+") WITHOUT ROWID;\n";
+
+/* the indexes of version 2; version 1 had sample_by_tag too */
+static const char indexes[] =
+"CREATE INDEX IF NOT EXISTS snapshot_by_time ON snapshot (taken_at);\n"
+"CREATE INDEX IF NOT EXISTS snapshot_by_host ON snapshot (" AI_HOSTKEY ", taken_at);\n";
+
+/* version 1 to 2: columns added, nothing rewritten */
+static const char upgrade_1[] =
+"ALTER TABLE snapshot ADD COLUMN machine_id TEXT NOT NULL DEFAULT '';\n"
+"ALTER TABLE snapshot ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';\n"
+"ALTER TABLE snapshot ADD COLUMN status TEXT NOT NULL DEFAULT 'ok';\n"
+"ALTER TABLE snapshot ADD COLUMN problem TEXT NOT NULL DEFAULT '';\n"
+"ALTER TABLE snapshot ADD COLUMN base INTEGER;\n"
+"ALTER TABLE snapshot ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;\n"
+"UPDATE snapshot SET status = 'incomplete', problem = CASE WHEN ntags = 0"
+" THEN 'no tags (recorded by allocinfo 1)' ELSE skipped_lines ||"
+" ' malformed line(s) (recorded by allocinfo 1)' END"
+" WHERE skipped_lines > 0 OR ntags = 0;\n"
+"DROP INDEX IF EXISTS sample_by_tag;\n";
+
+const char *ai_snap_status_name(int status)
+{
+	return status == AI_SNAP_OK ? "ok" : status == AI_SNAP_INCOMPLETE ?
+	       "incomplete" : "refused";
+}
+
+static int status_of(const char *s)
+{
+	return !s || !strcmp(s, "ok") ? AI_SNAP_OK : !strcmp(s, "incomplete") ?
+	       AI_SNAP_INCOMPLETE : AI_SNAP_REFUSED;
+}
+
+static const char *db_name(sqlite3 *db)
+{
+	const char *n = db ? sqlite3_db_filename(db, "main") : NULL;
+
+	return n && *n ? n : "(database)";
+}
+
+/* what an SQLite error means for the user of the file */
+static const char *hint(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_CORRUPT:
+		return ": the file is damaged (cut short or overwritten?): restore a copy,"
+		       " or record into a new database";
+	case SQLITE_NOTADB:
+		return ": not a SQLite database";
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return ": another process holds it (--wait S waits longer)";
+	case SQLITE_READONLY:
+		return ": no write access (run as the owner of the file, or copy it)";
+	case SQLITE_CANTOPEN:
+	case SQLITE_PERM:
+		return ": no access (a WAL database needs write access to its directory"
+		       " for its -shm file: run as its owner, or copy it)";
+	case SQLITE_FULL:
+		return ": the disk is full";
+	}
+	return "";
+}
 
 void ai_db_die(sqlite3 *db, const char *what)
 {
-	ai_die("database: %s: %s", what, db ? sqlite3_errmsg(db) : "?");
+	int rc = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
+
+	ai_die("database %s: %s: %s%s", db_name(db), what,
+	       db ? sqlite3_errmsg(db) : "?", hint(rc));
+}
+
+int ai_db_begin(sqlite3 *db)
+{
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	if ((rc & 0xff) == SQLITE_BUSY)
+		return -1;
+	if (rc != SQLITE_OK)
+		ai_db_die(db, "BEGIN");
+	return 0;
+}
+
+void ai_db_commit(sqlite3 *db)
+{
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		ai_db_die(db, "COMMIT");
+}
+
+static int exec(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* PRAGMA user_version, or -1 with the error in err */
+static int user_version(sqlite3 *db, const char *path, char *err, size_t n)
+{
+	sqlite3_stmt *st;
+	int v = -1, rc;
+
+	rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	rc = sqlite3_extended_errcode(db);
+	sqlite3_finalize(st);
+	if (v < 0)
+		snprintf(err, n, "cannot read database %s: %s%s", path, sqlite3_errmsg(db),
+			 hint(rc));
+	return v;
+}
+
+static sqlite3 *fail(sqlite3 *db, char *err, size_t n, const char *fmt, const char *path,
+		     int v)
+{
+	if (fmt)
+		snprintf(err, n, fmt, path, v, AI_DB_SCHEMA_VERSION);
+	sqlite3_close(db);
+	return NULL;
+}
+
+/* version 1 or 0 (a new file) to 2, in one transaction */
+static int upgrade(sqlite3 *db, int v, char *err, size_t n)
+{
+	const char *path = db_name(db);
+	char sql[64];
+
+	if (ai_db_begin(db) < 0) {
+		snprintf(err, n, "database %s is locked by another process (waited %.0f s;"
+			 " --wait S waits longer)", path, ai_db_wait);
+		return -1;
+	}
+	/* another process may have done it meanwhile */
+	v = user_version(db, path, err, n);
+	if (v < 0)
+		goto bad;
+	if (v == 0) {
+		sqlite3_stmt *st;
+		int other;
+
+		/* a SQLite file of something else is left alone */
+		if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st,
+				       NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+			sqlite3_finalize(st);
+			goto sqlerr;
+		}
+		other = sqlite3_column_int(st, 0) > 0;
+		sqlite3_finalize(st);
+		if (other) {
+			snprintf(err, n, "%s is a SQLite database of another program (it has"
+				 " tables and no allocinfo schema version): not used", path);
+			goto bad;
+		}
+		if (exec(db, schema) != SQLITE_OK)
+			goto sqlerr;
+	} else if (v == 1) {
+		if (exec(db, upgrade_1) != SQLITE_OK)
+			goto sqlerr;
+	}
+	if (v < AI_DB_SCHEMA_VERSION) {
+		if (exec(db, indexes) != SQLITE_OK)
+			goto sqlerr;
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", AI_DB_SCHEMA_VERSION);
+		if (exec(db, sql) != SQLITE_OK)
+			goto sqlerr;
+	}
+	if (exec(db, "COMMIT") != SQLITE_OK)
+		goto sqlerr;
+	return 0;
+sqlerr:
+	snprintf(err, n, "database %s: upgrading the schema: %s%s", path, sqlite3_errmsg(db),
+		 hint(sqlite3_extended_errcode(db)));
+bad:
+	exec(db, "ROLLBACK");
+	return -1;
+}
+
+static int is_access(int rc)
+{
+	rc &= 0xff;
+	return rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM;
+}
+
+/* PATH read-only as an immutable file (no -shm, no locks): file:PATH?immutable=1 */
+static sqlite3 *open_immutable(const char *path)
+{
+	char *uri = xmalloc(strlen(path) * 3 + 32), *w;
+	const unsigned char *p;
+	sqlite3 *db = NULL;
+
+	w = uri + sprintf(uri, "file:");
+	for (p = (const unsigned char *)path; *p; p++)
+		if (*p == '%' || *p == '?' || *p == '#' || *p <= ' ' || *p >= 0x7f)
+			w += sprintf(w, "%%%02X", *p);
+		else
+			*w++ = *p;
+	strcpy(w, "?immutable=1");
+	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		db = NULL;
+	}
+	free(uri);
+	if (db)
+		sqlite3_extended_result_codes(db, 1);
+	return db;
+}
+
+/* what an immutable read may miss: the log of a writer that is still at work */
+static void wal_note(const char *path)
+{
+	char *wal = xmalloc(strlen(path) + 8);
+	struct stat st;
+
+	sprintf(wal, "%s-wal", path);
+	if (!stat(wal, &st) && st.st_size > 0)
+		ai_warn("%s: read as it is on disk (no write access for its -shm file): the"
+			" last snapshots, still in %s, are not", path, wal);
+	free(wal);
 }
 
 /*
  * mode: AI_DB_READ, AI_DB_WRITE (an existing database: prune) or
  * AI_DB_CREATE (created with its schema when missing: record, merge).
+ * A database of version 1 is upgraded in place, which needs write access.
  */
-sqlite3 *ai_db_open(const char *path, enum ai_db_mode mode)
+sqlite3 *ai_db_try_open(const char *path, enum ai_db_mode mode, char *err, size_t n)
 {
-	int create = mode != AI_DB_READ;
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	int v;
+	sqlite3 *db = NULL;
+	int v, flags;
 
 	if (!path)
 		ai_usage_err("a database is needed: -d FILE");
-	if (mode != AI_DB_CREATE && access(path, F_OK))
-		ai_die("%s: no such database (allocinfo record -d %s makes one)", path, path);
-	if (sqlite3_open_v2(path, &db, mode == AI_DB_CREATE ?
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
-			    mode == AI_DB_WRITE ? SQLITE_OPEN_READWRITE :
-			    SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		ai_die("cannot open database %s: %s", path, sqlite3_errmsg(db));
-	sqlite3_busy_timeout(db, 5000);
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ||
-	    sqlite3_step(st) != SQLITE_ROW)
-		ai_die("%s is not a SQLite database: %s", path, sqlite3_errmsg(db));
-	v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	if (mode != AI_DB_CREATE && access(path, F_OK)) {
+		snprintf(err, n, "%s: no such database (allocinfo record -d %s makes one)",
+			 path, path);
+		return NULL;
+	}
+	flags = mode == AI_DB_CREATE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE :
+		mode == AI_DB_WRITE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+		snprintf(err, n, "cannot open database %s: %s%s", path, sqlite3_errmsg(db),
+			 hint(sqlite3_extended_errcode(db)));
+		return fail(db, err, n, NULL, path, 0);
+	}
+	sqlite3_extended_result_codes(db, 1);
+	sqlite3_busy_timeout(db, ai_db_wait * 1000 > 2e9 ? 2000000000 : (int)(ai_db_wait * 1000));
+	v = user_version(db, path, err, n);
+	if (v < 0 && mode == AI_DB_READ && is_access(sqlite3_extended_errcode(db))) {
+		/*
+		 * A WAL database that this user may read but not write (its -shm
+		 * cannot be made): read the file as it is on disk.
+		 */
+		sqlite3_close(db);
+		db = open_immutable(path);
+		v = db ? user_version(db, path, err, n) : -1;
+		if (v >= 0 && v < AI_DB_SCHEMA_VERSION)
+			return fail(db, err, n, "%s has schema version %d (an older allocinfo);"
+				    " this one (version %d) upgrades it in place on first use,"
+				    " which needs write access: run allocinfo once as the owner of"
+				    " the file, or read a copy (cp it somewhere writable)", path, v);
+		if (v >= 0)
+			wal_note(path);
+	}
+	if (v < 0)
+		return fail(db, err, n, NULL, path, 0);
 	if (v > AI_DB_SCHEMA_VERSION)
-		ai_die("%s has schema version %d; this tool knows %d", path, v,
-		       AI_DB_SCHEMA_VERSION);
-	if (mode == AI_DB_CREATE && v == 0) {
-		char sql[64];
-
-		if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK)
-			ai_db_die(db, "creating the schema");
-		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
-			 AI_DB_SCHEMA_VERSION);
-		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			ai_db_die(db, "setting the schema version");
-	} else if (v == 0) {
-		ai_die("%s holds no allocinfo snapshots (run 'allocinfo record' first)",
-		       path);
+		return fail(db, err, n, "%s has schema version %d; this allocinfo knows %d:"
+			    " a newer allocinfo wrote it", path, v);
+	if (v == 0 && mode != AI_DB_CREATE)
+		return fail(db, err, n, "%s holds no allocinfo snapshots (run 'allocinfo record'"
+			    " first)", path, v);
+	if (v < AI_DB_SCHEMA_VERSION) {
+		if (mode == AI_DB_READ) {
+			/* the upgrade writes: reopen for writing */
+			sqlite3_close(db);
+			db = NULL;
+			if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+			    sqlite3_db_readonly(db, "main"))
+				return fail(db, err, n, "%s has schema version %d (an older allocinfo);"
+					    " this one (version %d) upgrades it in place on first use,"
+					    " which needs write access: run allocinfo once as the"
+					    " owner of the file, or read a copy", path, v);
+			sqlite3_extended_result_codes(db, 1);
+			sqlite3_busy_timeout(db, (int)(ai_db_wait * 1000));
+		}
+		if (upgrade(db, v, err, n) < 0)
+			return fail(db, err, n, NULL, path, 0);
 	}
 	/*
 	 * WAL: report and plot read while record writes, and a snapshot is
@@ -98,17 +346,41 @@ sqlite3 *ai_db_open(const char *path, enum ai_db_mode mode)
 	 * kept in the file; NORMAL sync is safe with WAL (a crash may lose
 	 * the last snapshot, never the database).
 	 */
-	if (create) {
-		if (sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK)
-			ai_db_die(db, "switching to WAL mode");
-		sqlite3_exec(db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
+	if (mode != AI_DB_READ) {
+		if (exec(db, "PRAGMA journal_mode = WAL") != SQLITE_OK) {
+			snprintf(err, n, "database %s: switching to WAL mode: %s%s", path,
+				 sqlite3_errmsg(db), hint(sqlite3_extended_errcode(db)));
+			return fail(db, err, n, NULL, path, 0);
+		}
+		exec(db, "PRAGMA synchronous = NORMAL");
 	}
-	sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+	exec(db, "PRAGMA foreign_keys = ON");
 	return db;
 }
 
-/* report --host, plot --host: the host whose snapshots are read; NULL: all */
-static const char *db_host;
+sqlite3 *ai_db_open(const char *path, enum ai_db_mode mode)
+{
+	char err[1024];
+	sqlite3 *db = ai_db_try_open(path, mode, err, sizeof(err));
+
+	if (!db)
+		ai_die("%s", err);
+	return db;
+}
+
+/* report --host, plot --host: the host key whose snapshots are read; NULL: all */
+static char *db_host;
+
+const char *ai_db_host_key(void)
+{
+	return db_host;
+}
+
+void ai_db_select_key(const char *key)
+{
+	free(db_host);
+	db_host = key ? xstrdup(key) : NULL;
+}
 
 /* A statement; a :host parameter in it is bound to the host picked. */
 sqlite3_stmt *ai_db_prep(sqlite3 *db, const char *sql)
@@ -120,157 +392,142 @@ sqlite3_stmt *ai_db_prep(sqlite3 *db, const char *sql)
 		ai_db_die(db, sql);
 	i = sqlite3_bind_parameter_index(st, ":host");
 	if (i && db_host)
-		sqlite3_bind_text(st, i, db_host, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, i, db_host, -1, SQLITE_TRANSIENT);
 	return st;
 }
 
-/* the hosts of the database, "a, b, c", and their number */
-static char *host_list(sqlite3 *db, int *n)
+static char *col_str(sqlite3_stmt *st, int c)
 {
-	sqlite3_stmt *st = ai_db_prep(db, "SELECT DISTINCT host FROM snapshot ORDER BY host");
-	size_t len = 0;
+	const char *v = (const char *)sqlite3_column_text(st, c);
+
+	return xstrdup(v ? v : "");
+}
+
+size_t ai_db_hosts(sqlite3 *db, struct ai_db_hostinfo **out)
+{
+	/* a host's node name: the one of its last snapshot */
+	sqlite3_stmt *st = ai_db_prep(db,
+		"SELECT k, host, machine_id, n FROM (SELECT " AI_HOSTKEY " AS k, host,"
+		" machine_id, count(*) OVER (PARTITION BY " AI_HOSTKEY ") AS n,"
+		" row_number() OVER (PARTITION BY " AI_HOSTKEY " ORDER BY taken_at DESC,"
+		" id DESC) AS r FROM snapshot) WHERE r = 1 ORDER BY host, k");
+	size_t n = 0, cap = 8;
+
+	*out = xmalloc(cap * sizeof(**out));
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (n == cap) {
+			cap *= 2;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[n].key = col_str(st, 0);
+		(*out)[n].name = col_str(st, 1);
+		(*out)[n].machine_id = col_str(st, 2);
+		(*out)[n].snapshots = sqlite3_column_int64(st, 3);
+		n++;
+	}
+	if (sqlite3_finalize(st) != SQLITE_OK)
+		ai_db_die(db, "listing the hosts");
+	return n;
+}
+
+void ai_db_hosts_free(struct ai_db_hostinfo *h, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(h[i].key);
+		free(h[i].name);
+		free(h[i].machine_id);
+	}
+	free(h);
+}
+
+/* "web1, web2 (machine 3d12...), ..." */
+static char *host_list(struct ai_db_hostinfo *h, size_t n, int ids)
+{
+	size_t len = 0, i;
 	char *l = xstrdup("");
 
-	*n = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *h = (const char *)sqlite3_column_text(st, 0);
-
-		h = h ? h : "";
-		l = xrealloc(l, len + strlen(h) + 3);
-		len += sprintf(l + len, "%s%s", *n ? ", " : "", h);
-		(*n)++;
+	for (i = 0; i < n; i++) {
+		l = xrealloc(l, len + strlen(h[i].name) + strlen(h[i].machine_id) + 24);
+		len += sprintf(l + len, "%s%s", i ? ", " : "", h[i].name);
+		if (ids && *h[i].machine_id)
+			len += sprintf(l + len, " (machine %s)", h[i].machine_id);
 	}
-	sqlite3_finalize(st);
 	return l;
 }
 
 /*
- * Read the snapshots of HOST only. Without a host, a database of one
- * host is read whole; series of several hosts cannot be mixed, so a
- * database of several hosts needs one (WHAT: the command, for the
- * message). HOST with no snapshot is an error naming the hosts there are.
+ * Read the snapshots of HOST only: a machine id, or a node name. Without
+ * a host, a database of one host is read whole; series of several hosts
+ * cannot be mixed, so a database of several hosts needs one (WHAT: the
+ * command, for the message). A node name that several machines had
+ * (cloned VMs all called localhost) needs the machine id.
  */
 void ai_db_host(sqlite3 *db, const char *host, const char *what)
 {
-	int n;
-	char *l = host_list(db, &n);
+	struct ai_db_hostinfo *h;
+	size_t n = ai_db_hosts(db, &h), i, named = 0, pick = 0;
+	char *l;
 
 	if (host) {
-		sqlite3_stmt *st = ai_db_prep(db, "SELECT 1 FROM snapshot WHERE host = ? LIMIT 1");
-		int found;
-
-		sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
-		found = sqlite3_step(st) == SQLITE_ROW;
-		sqlite3_finalize(st);
-		if (!found) {
-			ai_warn("%s: no snapshot of host '%s' in the database (hosts: %s)",
-				what, host, l);
-			free(l);
-			exit(AI_EXIT_FATAL);
+		for (i = 0; i < n; i++)
+			if (!strcmp(h[i].key, host) || !strcmp(h[i].machine_id, host)) {
+				ai_db_select_key(h[i].key);
+				ai_db_hosts_free(h, n);
+				return;
+			}
+		for (i = 0; i < n; i++)
+			if (!strcmp(h[i].name, host)) {
+				named++;
+				pick = i;
+			}
+		if (named == 1) {
+			ai_db_select_key(h[pick].key);
+			ai_db_hosts_free(h, n);
+			return;
 		}
-	} else if (n > 1 && what) {
-		ai_warn("%s: the database holds snapshots of %d hosts (%s): pick one with --host NAME",
-			what, n, l);
+		l = host_list(h, n, named > 1);
+		if (named > 1)
+			ai_warn("%s: %zu machines were called '%s' (hosts: %s): pick one with"
+				" --host MACHINE-ID", what ? what : ai_cmd, named, host, l);
+		else
+			ai_warn("%s: no snapshot of host '%s' in the database (hosts: %s)",
+				what ? what : ai_cmd, host, l);
 		free(l);
+		ai_db_hosts_free(h, n);
+		exit(named > 1 ? AI_EXIT_USAGE : AI_EXIT_FATAL);
+	}
+	if (n > 1 && what) {
+		l = host_list(h, n, 1);
+		ai_warn("%s: the database holds snapshots of %zu hosts (%s): pick one with"
+			" --host NAME", what, n, l);
+		free(l);
+		ai_db_hosts_free(h, n);
 		ai_usage_err("%s: --host is needed", what);
 	}
-	free(l);
-	db_host = host;
+	ai_db_hosts_free(h, n);
+	ai_db_select_key(NULL);
 }
 
-static int64_t tag_id(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *sel,
-		      const struct ai_tag *t)
+static void row_snap(sqlite3_stmt *st, struct ai_db_snap *s)
 {
-	int64_t id;
+	const char *b = (const char *)sqlite3_column_text(st, 3);
+	const char *p = (const char *)sqlite3_column_text(st, 4);
 
-	sqlite3_bind_text(ins, 1, t->file, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(ins, 2, t->line);
-	sqlite3_bind_text(ins, 3, t->module, -1, SQLITE_STATIC);
-	sqlite3_bind_text(ins, 4, t->func, -1, SQLITE_STATIC);
-	if (sqlite3_step(ins) != SQLITE_DONE)
-		ai_db_die(db, "adding a tag");
-	sqlite3_reset(ins);
-	if (sqlite3_changes(db))
-		return sqlite3_last_insert_rowid(db);
-	sqlite3_bind_text(sel, 1, t->file, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(sel, 2, t->line);
-	sqlite3_bind_text(sel, 3, t->module, -1, SQLITE_STATIC);
-	sqlite3_bind_text(sel, 4, t->func, -1, SQLITE_STATIC);
-	if (sqlite3_step(sel) != SQLITE_ROW)
-		ai_db_die(db, "finding a tag");
-	id = sqlite3_column_int64(sel, 0);
-	sqlite3_reset(sel);
-	return id;
+	s->id = sqlite3_column_int64(st, 0);
+	s->taken_at = sqlite3_column_double(st, 1);
+	s->status = status_of((const char *)sqlite3_column_text(st, 2));
+	snprintf(s->boot_id, sizeof(s->boot_id), "%s", b ? b : "");
+	snprintf(s->problem, sizeof(s->problem), "%s", p ? p : "");
 }
 
-int64_t ai_db_record(sqlite3 *db, const struct ai_snap *s, double when,
-			  const char *label, const char *host)
-{
-	sqlite3_stmt *ins, *sel, *smp, *snp;
-	struct utsname u;
-	int64_t sid, total = 0;
-	uint64_t calls = 0;
-	size_t i;
-
-	if (uname(&u))
-		memset(&u, 0, sizeof(u));
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "BEGIN");
-	for (i = 0; i < s->ntags; i++) {
-		if (__builtin_add_overflow(total, s->tags[i].bytes, &total))
-			total = s->tags[i].bytes < 0 ? INT64_MIN : INT64_MAX;
-		if (__builtin_add_overflow(calls, s->tags[i].calls, &calls))
-			calls = UINT64_MAX;
-	}
-	snp = ai_db_prep(db, "INSERT INTO snapshot (taken_at, source, host, kernel, version,"
-		   " label, ntags, total_bytes, total_calls, skipped_lines)"
-		   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-	sqlite3_bind_double(snp, 1, when);
-	sqlite3_bind_text(snp, 2, s->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(snp, 3, host ? host : u.nodename, -1, SQLITE_STATIC);
-	sqlite3_bind_text(snp, 4, u.release, -1, SQLITE_STATIC);
-	sqlite3_bind_text(snp, 5, s->version, -1, SQLITE_STATIC);
-	sqlite3_bind_text(snp, 6, label ? label : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(snp, 7, s->ntags);
-	sqlite3_bind_int64(snp, 8, total);
-	sqlite3_bind_int64(snp, 9, calls > INT64_MAX ? INT64_MAX : (int64_t)calls);
-	sqlite3_bind_int64(snp, 10, s->skipped);
-	if (sqlite3_step(snp) != SQLITE_DONE)
-		ai_db_die(db, "adding a snapshot");
-	sqlite3_finalize(snp);
-	sid = sqlite3_last_insert_rowid(db);
-
-	ins = ai_db_prep(db, "INSERT INTO tag (file, line, module, func) VALUES (?, ?, ?, ?)"
-		   " ON CONFLICT DO NOTHING");
-	sel = ai_db_prep(db, "SELECT id FROM tag WHERE file = ? AND line = ? AND module = ?"
-		   " AND func = ?");
-	smp = ai_db_prep(db, "INSERT INTO sample (snapshot_id, tag_id, bytes, calls, extra)"
-		   " VALUES (?, ?, ?, ?, ?)");
-	for (i = 0; i < s->ntags; i++) {
-		const struct ai_tag *t = &s->tags[i];
-
-		sqlite3_bind_int64(smp, 1, sid);
-		sqlite3_bind_int64(smp, 2, tag_id(db, ins, sel, t));
-		sqlite3_bind_int64(smp, 3, t->bytes);
-		sqlite3_bind_int64(smp, 4, t->calls > INT64_MAX ? INT64_MAX :
-				   (int64_t)t->calls);
-		sqlite3_bind_text(smp, 5, t->extra, -1, SQLITE_STATIC);
-		if (sqlite3_step(smp) != SQLITE_DONE)
-			ai_db_die(db, "adding a sample");
-		sqlite3_reset(smp);
-	}
-	sqlite3_finalize(ins);
-	sqlite3_finalize(sel);
-	sqlite3_finalize(smp);
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "COMMIT");
-	return sid;
-}
+#define SNAP_COLS "id, taken_at, status, boot_id, problem"
 
 int ai_db_snapshots(sqlite3 *db, struct ai_db_snap **out, size_t *n)
 {
-	sqlite3_stmt *st = ai_db_prep(db, "SELECT id, taken_at FROM snapshot"
-				" WHERE (:host IS NULL OR host = :host)"
+	sqlite3_stmt *st = ai_db_prep(db, "SELECT " SNAP_COLS " FROM snapshot"
+				" WHERE (:host IS NULL OR " AI_HOSTKEY " = :host)"
 				" ORDER BY taken_at, id");
 	size_t cap = 16;
 
@@ -281,17 +538,30 @@ int ai_db_snapshots(sqlite3 *db, struct ai_db_snap **out, size_t *n)
 			cap *= 2;
 			*out = xrealloc(*out, cap * sizeof(**out));
 		}
-		(*out)[*n].id = sqlite3_column_int64(st, 0);
-		(*out)[*n].taken_at = sqlite3_column_double(st, 1);
-		(*n)++;
+		row_snap(st, &(*out)[(*n)++]);
 	}
-	sqlite3_finalize(st);
+	if (sqlite3_finalize(st) != SQLITE_OK)
+		ai_db_die(db, "reading the snapshots");
 	return 0;
+}
+
+int ai_db_snap_info(sqlite3 *db, int64_t id, struct ai_db_snap *out)
+{
+	sqlite3_stmt *st = ai_db_prep(db, "SELECT " SNAP_COLS " FROM snapshot WHERE id = ?");
+	int found;
+
+	sqlite3_bind_int64(st, 1, id);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	if (found)
+		row_snap(st, out);
+	sqlite3_finalize(st);
+	return found ? 0 : -1;
 }
 
 /*
  * Snapshot spec: "ID", "first", "last", or "@T": the last snapshot taken
- * at or before Unix time T. Returns the id, or -1.
+ * at or before Unix time T. first, last and @T pick complete snapshots
+ * only. Returns the id, or -1.
  */
 int64_t ai_db_pick(sqlite3 *db, const char *spec)
 {
@@ -300,18 +570,20 @@ int64_t ai_db_pick(sqlite3 *db, const char *spec)
 	char *e;
 
 	if (!spec || !strcmp(spec, "last")) {
-		st = ai_db_prep(db, "SELECT id FROM snapshot WHERE (:host IS NULL OR host = :host)"
+		st = ai_db_prep(db, "SELECT id FROM snapshot WHERE status = 'ok' AND"
+			  " (:host IS NULL OR " AI_HOSTKEY " = :host)"
 			  " ORDER BY taken_at DESC, id DESC LIMIT 1");
 	} else if (!strcmp(spec, "first")) {
-		st = ai_db_prep(db, "SELECT id FROM snapshot WHERE (:host IS NULL OR host = :host)"
+		st = ai_db_prep(db, "SELECT id FROM snapshot WHERE status = 'ok' AND"
+			  " (:host IS NULL OR " AI_HOSTKEY " = :host)"
 			  " ORDER BY taken_at, id LIMIT 1");
 	} else if (spec[0] == '@') {
 		double t = strtod(spec + 1, &e);
 
 		if (*e || e == spec + 1)
 			return -1;
-		st = ai_db_prep(db, "SELECT id FROM snapshot WHERE taken_at <= ?1"
-			  " AND (:host IS NULL OR host = :host)"
+		st = ai_db_prep(db, "SELECT id FROM snapshot WHERE taken_at <= ?1 AND"
+			  " status = 'ok' AND (:host IS NULL OR " AI_HOSTKEY " = :host)"
 			  " ORDER BY taken_at DESC, id DESC LIMIT 1");
 		sqlite3_bind_double(st, 1, t);
 	} else {
@@ -320,7 +592,7 @@ int64_t ai_db_pick(sqlite3 *db, const char *spec)
 		if (*e || e == spec)
 			return -1;
 		st = ai_db_prep(db, "SELECT id FROM snapshot WHERE id = ?1"
-			  " AND (:host IS NULL OR host = :host)");
+			  " AND (:host IS NULL OR " AI_HOSTKEY " = :host)");
 		sqlite3_bind_int64(st, 1, v);
 	}
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -329,36 +601,267 @@ int64_t ai_db_pick(sqlite3 *db, const char *spec)
 	return id;
 }
 
-/* The tags of one snapshot as a struct ai_snap; strings in s->buf. */
-int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
-		    int64_t **tag_ids)
+/* ---- the samples of a snapshot ---- */
+
+void ai_db_state_init(struct ai_db_state *st, sqlite3 *db)
 {
-	sqlite3_stmt *st;
-	size_t len = 0, cap = 1 << 16, i;
+	memset(st, 0, sizeof(*st));
+	st->db = db;
+	st->id = -1;
+	ai_hmap_init(&st->map, 1024);
+}
+
+static void clear_values(struct ai_db_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->cap; i++) {
+		st->calls[i] = -1;
+		free(st->extra[i]);
+		st->extra[i] = NULL;
+	}
+}
+
+void ai_db_state_free(struct ai_db_state *st)
+{
+	size_t i;
+
+	if (st->cap)
+		clear_values(st);
+	free(st->bytes);
+	free(st->calls);
+	free(st->extra);
+	for (i = 0; i < st->nnames; i++)
+		if (st->names[i].file) {
+			free((char *)st->names[i].file);
+			free((char *)st->names[i].module);
+			free((char *)st->names[i].func);
+		}
+	free(st->names);
+	ai_hmap_free(&st->map);
+	memset(st, 0, sizeof(*st));
+	st->id = -1;
+}
+
+static void grow(struct ai_db_state *st, int64_t tag)
+{
+	size_t cap = st->cap ? st->cap : 1024, i;
+
+	if (tag < 0 || (uint64_t)tag > SIZE_MAX / 64)
+		ai_die("database %s: a tag id out of range (%lld)", db_name(st->db),
+		       (long long)tag);
+	if ((size_t)tag < st->cap)
+		return;
+	while (cap <= (size_t)tag)
+		cap *= 2;
+	st->bytes = xrealloc(st->bytes, cap * sizeof(*st->bytes));
+	st->calls = xrealloc(st->calls, cap * sizeof(*st->calls));
+	st->extra = xrealloc(st->extra, cap * sizeof(*st->extra));
+	for (i = st->cap; i < cap; i++) {
+		st->bytes[i] = 0;
+		st->calls[i] = -1;
+		st->extra[i] = NULL;
+	}
+	st->cap = cap;
+}
+
+static void set_value(struct ai_db_state *st, int64_t tag, int64_t bytes, int64_t calls,
+		      const char *extra)
+{
+	grow(st, tag);
+	st->bytes[tag] = bytes;
+	st->calls[tag] = calls;
+	free(st->extra[tag]);
+	st->extra[tag] = calls >= 0 && extra && *extra ? xstrdup(extra) : NULL;
+}
+
+/* the rows of one snapshot over the state: its changes, or all of it */
+static void apply(struct ai_db_state *st, int64_t id)
+{
+	sqlite3_stmt *q = ai_db_prep(st->db, "SELECT tag_id, bytes, calls, extra FROM sample"
+				     " WHERE snapshot_id = ?");
+	int rc;
+
+	sqlite3_bind_int64(q, 1, id);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		set_value(st, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+			  sqlite3_column_int64(q, 2) < 0 ? -1 : sqlite3_column_int64(q, 2),
+			  (const char *)sqlite3_column_text(q, 3));
+	if (rc != SQLITE_DONE)
+		ai_db_die(st->db, "reading samples");
+	sqlite3_finalize(q);
+}
+
+void ai_db_state_load(struct ai_db_state *st, int64_t id)
+{
+	sqlite3_stmt *q;
+	int64_t *chain = NULL, cur = id, base;
+	size_t n = 0, cap = 0;
+	int has_base;
+
+	if (st->id == id)
+		return;
+	q = ai_db_prep(st->db, "SELECT base, depth FROM snapshot WHERE id = ?");
+	for (;;) {
+		sqlite3_bind_int64(q, 1, cur);
+		if (sqlite3_step(q) != SQLITE_ROW) {
+			if (sqlite3_errcode(st->db) != SQLITE_DONE)
+				ai_db_die(st->db, "reading a snapshot");
+			ai_die("database %s: snapshot %lld is missing (the base of snapshot %lld)",
+			       db_name(st->db), (long long)cur, (long long)id);
+		}
+		has_base = sqlite3_column_type(q, 0) != SQLITE_NULL;
+		base = sqlite3_column_int64(q, 0);
+		if (cur == id)
+			st->depth = sqlite3_column_int64(q, 1);
+		sqlite3_reset(q);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			chain = xrealloc(chain, cap * sizeof(*chain));
+		}
+		chain[n++] = cur;
+		/* the next snapshot after the one held: its changes only */
+		if (!has_base || (st->id >= 0 && base == st->id))
+			break;
+		if (n > 100000)
+			ai_die("database %s: the bases of snapshot %lld loop", db_name(st->db),
+			       (long long)id);
+		cur = base;
+	}
+	sqlite3_finalize(q);
+	if (!has_base && st->cap)
+		clear_values(st);
+	while (n)
+		apply(st, chain[--n]);
+	free(chain);
+	st->id = id;
+}
+
+/* the tag table, ids from st->known on (new tags since the last call) */
+void ai_db_state_names(struct ai_db_state *st)
+{
+	sqlite3_stmt *q = ai_db_prep(st->db, "SELECT id, file, line, module, func FROM tag"
+				     " WHERE id >= ? ORDER BY id");
+	int rc;
+
+	sqlite3_bind_int64(q, 1, st->known);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(q, 0);
+		struct ai_tag *t;
+		size_t k;
+
+		if (id < 0 || (uint64_t)id > SIZE_MAX / 64)
+			continue;
+		if ((size_t)id >= st->nnames) {
+			size_t cap = st->nnames ? st->nnames : 1024;
+
+			while (cap <= (size_t)id)
+				cap *= 2;
+			st->names = xrealloc(st->names, cap * sizeof(*st->names));
+			memset(st->names + st->nnames, 0, (cap - st->nnames) * sizeof(*st->names));
+			st->nnames = cap;
+		}
+		t = &st->names[id];
+		if (t->file)
+			continue;
+		t->file = col_str(q, 1);
+		t->line = sqlite3_column_int64(q, 2);
+		t->module = col_str(q, 3);
+		t->func = col_str(q, 4);
+		t->extra = "";
+		/* the hash of keys: slot = id + 1 */
+		if (++st->nmap * 2 > st->map.mask) {
+			size_t i;
+
+			ai_hmap_free(&st->map);
+			ai_hmap_init(&st->map, st->nmap * 2);
+			for (i = 0; i < st->nnames; i++) {
+				if (!st->names[i].file || &st->names[i] == t)
+					continue;
+				k = ai_tag_hash(&st->names[i]) & st->map.mask;
+				while (st->map.slot[k])
+					k = (k + 1) & st->map.mask;
+				st->map.slot[k] = i + 1;
+			}
+		}
+		k = ai_tag_hash(t) & st->map.mask;
+		while (st->map.slot[k])
+			k = (k + 1) & st->map.mask;
+		st->map.slot[k] = id + 1;
+		if ((size_t)id + 1 > st->known)
+			st->known = id + 1;
+	}
+	if (rc != SQLITE_DONE)
+		ai_db_die(st->db, "reading the tags");
+	sqlite3_finalize(q);
+}
+
+static int64_t find_tag(struct ai_db_state *st, const struct ai_tag *t)
+{
+	size_t k = ai_tag_hash(t) & st->map.mask;
+
+	while (st->map.slot[k]) {
+		const struct ai_tag *x = &st->names[st->map.slot[k] - 1];
+
+		if (ai_tag_same(x, t))
+			return st->map.slot[k] - 1;
+		k = (k + 1) & st->map.mask;
+	}
+	return -1;
+}
+
+/* the id of tag T, added to the tag table when new */
+static int64_t tag_id(struct ai_db_state *st, sqlite3_stmt *ins, const struct ai_tag *t)
+{
+	int64_t id = find_tag(st, t);
+
+	if (id >= 0)
+		return id;
+	sqlite3_bind_text(ins, 1, t->file, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ins, 2, t->line);
+	sqlite3_bind_text(ins, 3, t->module, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 4, t->func, -1, SQLITE_STATIC);
+	if (sqlite3_step(ins) != SQLITE_DONE)
+		ai_db_die(st->db, "adding a tag");
+	sqlite3_reset(ins);
+	ai_db_state_names(st);
+	id = find_tag(st, t);
+	if (id < 0)
+		ai_die("database %s: a tag added is not found", db_name(st->db));
+	return id;
+}
+
+void ai_db_state_snap(struct ai_db_state *st, struct ai_snap *s, int64_t **ids)
+{
+	size_t len = 0, cap = 1 << 16, i, j;
 	char *buf = xmalloc(cap);
 	size_t off[4];
 
 	memset(s, 0, sizeof(*s));
-	st = ai_db_prep(db, "SELECT t.file, t.line, t.module, t.func, s.extra, s.bytes,"
-		  " s.calls, t.id FROM sample s JOIN tag t ON t.id = s.tag_id"
-		  " WHERE s.snapshot_id = ? ORDER BY t.id");
-	sqlite3_bind_int64(st, 1, snap_id);
-	if (tag_ids)
-		*tag_ids = NULL;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	if (ids)
+		*ids = NULL;
+	ai_db_state_names(st);
+	for (i = 0; i < st->cap; i++) {
 		struct ai_tag t = { 0 };
-		static const int col[4] = { 0, 2, 3, 4 };
-		int j;
+		const char *str[4];
 
+		if (st->calls[i] < 0)
+			continue;
+		if (i >= st->nnames || !st->names[i].file)
+			ai_die("database %s: a sample of tag %zu, which is not in the tag table",
+			       db_name(st->db), i);
+		str[0] = st->names[i].file;
+		str[1] = st->names[i].module;
+		str[2] = st->names[i].func;
+		str[3] = st->extra[i] ? st->extra[i] : "";
 		for (j = 0; j < 4; j++) {
-			const char *v = (const char *)sqlite3_column_text(st, col[j]);
-			size_t n = v ? strlen(v) + 1 : 1;
+			size_t n = strlen(str[j]) + 1;
 
 			while (len + n > cap) {
 				cap *= 2;
 				buf = xrealloc(buf, cap);
 			}
-			memcpy(buf + len, v ? v : "", n);
+			memcpy(buf + len, str[j], n);
 			off[j] = len;
 			len += n;
 		}
@@ -366,9 +869,9 @@ int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
 		t.module = (const char *)(uintptr_t)off[1];
 		t.func = (const char *)(uintptr_t)off[2];
 		t.extra = (const char *)(uintptr_t)off[3];
-		t.line = sqlite3_column_int64(st, 1);
-		t.bytes = sqlite3_column_int64(st, 5);
-		t.calls = sqlite3_column_int64(st, 6);
+		t.line = st->names[i].line;
+		t.bytes = st->bytes[i];
+		t.calls = st->calls[i];
 		t.nlines = 1;
 		/* ties sort in the order the tags were first recorded */
 		t.lineno = s->ntags + 1 > UINT32_MAX ? UINT32_MAX : s->ntags + 1;
@@ -377,14 +880,13 @@ int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
 		if (s->ntags == s->cap) {
 			s->cap = s->cap ? s->cap * 2 : 256;
 			s->tags = xrealloc(s->tags, s->cap * sizeof(*s->tags));
-			if (tag_ids)
-				*tag_ids = xrealloc(*tag_ids, s->cap * sizeof(**tag_ids));
+			if (ids)
+				*ids = xrealloc(*ids, s->cap * sizeof(**ids));
 		}
-		if (tag_ids)
-			(*tag_ids)[s->ntags] = sqlite3_column_int64(st, 7);
+		if (ids)
+			(*ids)[s->ntags] = i;
 		s->tags[s->ntags++] = t;
 	}
-	sqlite3_finalize(st);
 	for (i = 0; i < s->ntags; i++) {
 		struct ai_tag *t = &s->tags[i];
 
@@ -398,10 +900,257 @@ int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s,
 	s->buf = buf;
 	s->len = len;
 	s->name = "database";
+	s->has_header = 1;
 	strcpy(s->version, "1.0");
+}
+
+int ai_db_load_tags(sqlite3 *db, int64_t snap_id, struct ai_snap *s, int64_t **tag_ids)
+{
+	struct ai_db_state st;
+
+	ai_db_state_init(&st, db);
+	ai_db_state_load(&st, snap_id);
+	ai_db_state_snap(&st, s, tag_ids);
+	ai_db_state_free(&st);
 	return 0;
 }
 
+/* ---- writing ---- */
+
+int ai_db_has(sqlite3 *db, const char *key, double when, const char *source)
+{
+	sqlite3_stmt *q = ai_db_prep(db, "SELECT 1 FROM snapshot WHERE " AI_HOSTKEY " = ?1"
+				     " AND taken_at = ?2 AND source = ?3");
+	int found;
+
+	sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_double(q, 2, when);
+	sqlite3_bind_text(q, 3, source, -1, SQLITE_STATIC);
+	found = sqlite3_step(q) == SQLITE_ROW;
+	sqlite3_finalize(q);
+	return found;
+}
+
+static void add_problem(char *p, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void add_problem(char *p, size_t n, const char *fmt, ...)
+{
+	size_t l = strlen(p);
+	va_list ap;
+
+	if (l + 3 >= n)
+		return;
+	if (l) {
+		strcpy(p + l, "; ");
+		l += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(p + l, n - l, fmt, ap);
+	va_end(ap);
+}
+
+/* a snapshot copied by merge: its status, reason and counts as they were */
+struct copied {
+	int status;
+	const char *problem;
+	int64_t ntags, total_bytes, total_calls;
+};
+
+/* record S, in the transaction open */
+static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
+			 const struct ai_db_meta *m, const struct copied *cp,
+			 int *status, char *problem, size_t np)
+{
+	sqlite3 *db = st->db;
+	const char *key = *m->id.machine_id ? m->id.machine_id : m->id.host;
+	sqlite3_stmt *q, *ins, *smp;
+	int64_t base = -1, base_depth = 0, sid, total = 0, *ids;
+	uint64_t calls = 0;
+	unsigned char *seen;
+	int base_status = AI_SNAP_REFUSED, key_frame;
+	char base_boot[64] = "";
+	size_t i, missing = 0;
+
+	problem[0] = '\0';
+	/*
+	 * The snapshots recorded before machine ids were (allocinfo 1) are
+	 * this machine's when its node name matches and no machine has
+	 * claimed that name yet.
+	 */
+	if (*m->id.machine_id) {
+		q = ai_db_prep(db, "UPDATE snapshot SET machine_id = ?1 WHERE machine_id = ''"
+			       " AND host = ?2 AND NOT EXISTS (SELECT 1 FROM snapshot"
+			       " WHERE host = ?2 AND machine_id <> '')");
+		sqlite3_bind_text(q, 1, m->id.machine_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, m->id.host, -1, SQLITE_STATIC);
+		if (sqlite3_step(q) != SQLITE_DONE)
+			ai_db_die(db, "claiming the snapshots of an older allocinfo");
+		sqlite3_finalize(q);
+	}
+	/* the base: the host's last snapshot with samples taken before this one */
+	q = ai_db_prep(db, "SELECT id, depth, status, boot_id FROM snapshot WHERE "
+		       AI_HOSTKEY " = ?1 AND status <> 'refused' AND taken_at <= ?2"
+		       " ORDER BY taken_at DESC, id DESC LIMIT 1");
+	sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_double(q, 2, m->when);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		const char *b = (const char *)sqlite3_column_text(q, 3);
+
+		base = sqlite3_column_int64(q, 0);
+		base_depth = sqlite3_column_int64(q, 1);
+		base_status = status_of((const char *)sqlite3_column_text(q, 2));
+		snprintf(base_boot, sizeof(base_boot), "%s", b ? b : "");
+	}
+	sqlite3_finalize(q);
+	if (base >= 0)
+		ai_db_state_load(st, base);
+	else if (st->cap)
+		clear_values(st);
+	ai_db_state_names(st);
+
+	ids = xmalloc((s->ntags + 1) * sizeof(*ids));
+	ins = ai_db_prep(db, "INSERT INTO tag (file, line, module, func) VALUES (?, ?, ?, ?)"
+			 " ON CONFLICT DO NOTHING");
+	for (i = 0; i < s->ntags; i++) {
+		ids[i] = tag_id(st, ins, &s->tags[i]);
+		grow(st, ids[i]);
+	}
+	sqlite3_finalize(ins);
+	seen = xcalloc(st->cap, 1);
+	for (i = 0; i < s->ntags; i++)
+		seen[ids[i]] = 1;
+
+	/* complete? */
+	if (!s->ntags) {
+		add_problem(problem, np, "no tags (an empty, header-only or unreadable capture)");
+	} else {
+		if (s->skipped)
+			add_problem(problem, np, "%zu malformed line(s)", s->skipped);
+		if (s->cut)
+			add_problem(problem, np, "it ends early");
+		if (!s->has_header)
+			add_problem(problem, np, "no header line");
+		else if (s->bad_header)
+			add_problem(problem, np, "an unreadable header");
+	}
+	/*
+	 * The kernel lists every tag of its own code, allocating or not,
+	 * for as long as it runs: a tag of the previous snapshot of the same
+	 * boot that is missing now was cut off (modules come and go).
+	 */
+	if (s->ntags && base >= 0 && base_status == AI_SNAP_OK && *base_boot &&
+	    !strcmp(base_boot, m->id.boot_id)) {
+		for (i = 0; i < st->cap; i++)
+			if (st->calls[i] >= 0 && !seen[i] && i < st->nnames &&
+			    st->names[i].file && !*st->names[i].module)
+				missing++;
+		if (missing)
+			add_problem(problem, np, "%zu tag(s) of the kernel that snapshot %lld of"
+				    " the same boot had are missing (cut short?)", missing,
+				    (long long)base);
+	}
+	*status = !*problem ? AI_SNAP_OK : m->keep_incomplete ? AI_SNAP_INCOMPLETE :
+		  AI_SNAP_REFUSED;
+	if (cp) {
+		*status = cp->status;
+		snprintf(problem, np, "%s", cp->problem ? cp->problem : "");
+	}
+	key_frame = base < 0 || base_depth + 1 >= AI_DB_KEY_EVERY;
+
+	for (i = 0; i < s->ntags; i++) {
+		if (__builtin_add_overflow(total, s->tags[i].bytes, &total))
+			total = s->tags[i].bytes < 0 ? INT64_MIN : INT64_MAX;
+		if (__builtin_add_overflow(calls, s->tags[i].calls, &calls))
+			calls = UINT64_MAX;
+	}
+	q = ai_db_prep(db, "INSERT INTO snapshot (taken_at, source, host, kernel, version,"
+		       " label, ntags, total_bytes, total_calls, skipped_lines, machine_id,"
+		       " boot_id, status, problem, base, depth)"
+		       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	sqlite3_bind_double(q, 1, m->when);
+	sqlite3_bind_text(q, 2, m->source, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 3, m->id.host, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 4, m->id.kernel, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 5, s->version, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 6, m->label ? m->label : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 7, cp ? cp->ntags : (int64_t)s->ntags);
+	sqlite3_bind_int64(q, 8, cp ? cp->total_bytes : total);
+	sqlite3_bind_int64(q, 9, cp ? cp->total_calls : calls > INT64_MAX ? INT64_MAX :
+			   (int64_t)calls);
+	sqlite3_bind_int64(q, 10, s->skipped);
+	sqlite3_bind_text(q, 11, m->id.machine_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 12, m->id.boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 13, ai_snap_status_name(*status), -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 14, problem, -1, SQLITE_STATIC);
+	if (key_frame || *status == AI_SNAP_REFUSED)
+		sqlite3_bind_null(q, 15);
+	else
+		sqlite3_bind_int64(q, 15, base);
+	sqlite3_bind_int64(q, 16, key_frame || *status == AI_SNAP_REFUSED ? 0 : base_depth + 1);
+	if (sqlite3_step(q) != SQLITE_DONE)
+		ai_db_die(db, "adding a snapshot");
+	sqlite3_finalize(q);
+	sid = sqlite3_last_insert_rowid(db);
+
+	if (*status != AI_SNAP_REFUSED) {
+		smp = ai_db_prep(db, "INSERT INTO sample (snapshot_id, tag_id, bytes, calls, extra)"
+				 " VALUES (?, ?, ?, ?, ?)");
+		sqlite3_bind_int64(smp, 1, sid);
+		/* the tags that went away since the base: calls -1 */
+		for (i = 0; !key_frame && i < st->cap; i++) {
+			if (st->calls[i] < 0 || seen[i])
+				continue;
+			sqlite3_bind_int64(smp, 2, i);
+			sqlite3_bind_int64(smp, 3, 0);
+			sqlite3_bind_int64(smp, 4, -1);
+			sqlite3_bind_text(smp, 5, "", -1, SQLITE_STATIC);
+			if (sqlite3_step(smp) != SQLITE_DONE)
+				ai_db_die(db, "adding a sample");
+			sqlite3_reset(smp);
+			set_value(st, i, 0, -1, NULL);
+		}
+		if (key_frame && st->cap)
+			clear_values(st);
+		for (i = 0; i < s->ntags; i++) {
+			const struct ai_tag *t = &s->tags[i];
+			int64_t c = t->calls > INT64_MAX ? INT64_MAX : (int64_t)t->calls;
+			const char *ox = st->extra[ids[i]] ? st->extra[ids[i]] : "";
+
+			/* unchanged since the base: nothing to store */
+			if (!key_frame && st->calls[ids[i]] == c && st->bytes[ids[i]] == t->bytes &&
+			    !strcmp(ox, t->extra))
+				continue;
+			sqlite3_bind_int64(smp, 2, ids[i]);
+			sqlite3_bind_int64(smp, 3, t->bytes);
+			sqlite3_bind_int64(smp, 4, c);
+			sqlite3_bind_text(smp, 5, t->extra, -1, SQLITE_STATIC);
+			if (sqlite3_step(smp) != SQLITE_DONE)
+				ai_db_die(db, "adding a sample");
+			sqlite3_reset(smp);
+			set_value(st, ids[i], t->bytes, c, t->extra);
+		}
+		sqlite3_finalize(smp);
+		st->id = sid;
+		st->depth = key_frame ? 0 : base_depth + 1;
+	}
+	free(seen);
+	free(ids);
+	return sid;
+}
+
+int64_t ai_db_record(struct ai_db_state *st, const struct ai_snap *s,
+		     const struct ai_db_meta *m, int *status, char *problem, size_t np)
+{
+	int64_t sid;
+
+	problem[0] = '\0';
+	if (ai_db_begin(st->db) < 0)
+		return -1;
+	sid = record_in(st, s, m, NULL, status, problem, np);
+	ai_db_commit(st->db);
+	return sid;
+}
 
 static int64_t exec_changes(sqlite3 *db, sqlite3_stmt *st, const char *what)
 {
@@ -411,104 +1160,197 @@ static int64_t exec_changes(sqlite3 *db, sqlite3_stmt *st, const char *what)
 	return sqlite3_changes(db);
 }
 
-/*
- * Remove the snapshots taken before BEFORE (of the host of ai_db_host(),
- * or all), their samples, and the tags no sample uses any more.
- */
-void ai_db_prune(sqlite3 *db, double before, int64_t *nsnap, int64_t *ntag,
-		 int64_t *left)
+/* snapshot ID, which holds its changes since its base, made to hold all its samples */
+static void materialize(struct ai_db_state *st, int64_t id)
 {
-	sqlite3_stmt *st;
+	sqlite3 *db = st->db;
+	sqlite3_stmt *q;
+	size_t i;
 
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "BEGIN");
+	ai_db_state_load(st, id);
+	q = ai_db_prep(db, "DELETE FROM sample WHERE snapshot_id = ?");
+	sqlite3_bind_int64(q, 1, id);
+	exec_changes(db, q, "rewriting a snapshot");
+	q = ai_db_prep(db, "INSERT INTO sample (snapshot_id, tag_id, bytes, calls, extra)"
+		       " VALUES (?, ?, ?, ?, ?)");
+	sqlite3_bind_int64(q, 1, id);
+	for (i = 0; i < st->cap; i++) {
+		if (st->calls[i] < 0)
+			continue;
+		sqlite3_bind_int64(q, 2, i);
+		sqlite3_bind_int64(q, 3, st->bytes[i]);
+		sqlite3_bind_int64(q, 4, st->calls[i]);
+		sqlite3_bind_text(q, 5, st->extra[i] ? st->extra[i] : "", -1, SQLITE_STATIC);
+		if (sqlite3_step(q) != SQLITE_DONE)
+			ai_db_die(db, "rewriting a snapshot");
+		sqlite3_reset(q);
+	}
+	sqlite3_finalize(q);
+	q = ai_db_prep(db, "UPDATE snapshot SET base = NULL, depth = 0 WHERE id = ?");
+	sqlite3_bind_int64(q, 1, id);
+	exec_changes(db, q, "rewriting a snapshot");
+	st->depth = 0;
+}
+
+/*
+ * Remove the snapshots taken before BEFORE or after AFTER (a time that
+ * cannot be: allocinfo 1 took any --time), of the host of ai_db_host()
+ * or all, their samples, and the tags no sample uses any more. A kept
+ * snapshot whose base goes is rewritten with all its samples first.
+ */
+void ai_db_prune(sqlite3 *db, double before, double after, int64_t *nsnap,
+		 int64_t *ntag, int64_t *left)
+{
+	struct ai_db_state state;
+	sqlite3_stmt *st;
+	int64_t *keep = NULL;
+	size_t nkeep = 0, i;
+
+	if (ai_db_begin(db) < 0)
+		ai_die("database %s is locked by another process (waited %.0f s;"
+		       " --wait S waits longer)", db_name(db), ai_db_wait);
+	st = ai_db_prep(db, "SELECT id FROM snapshot WHERE base IN (SELECT id FROM snapshot"
+			" WHERE (taken_at < ?1 OR taken_at > ?2) AND (:host IS NULL OR " AI_HOSTKEY " = :host))"
+			" AND NOT ((taken_at < ?1 OR taken_at > ?2) AND (:host IS NULL OR " AI_HOSTKEY " = :host))");
+	sqlite3_bind_double(st, 1, before);
+	sqlite3_bind_double(st, 2, after);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		keep = xrealloc(keep, (nkeep + 1) * sizeof(*keep));
+		keep[nkeep++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	ai_db_state_init(&state, db);
+	for (i = 0; i < nkeep; i++)
+		materialize(&state, keep[i]);
+	ai_db_state_free(&state);
+	free(keep);
 	st = ai_db_prep(db, "DELETE FROM sample WHERE snapshot_id IN (SELECT id FROM snapshot"
-			" WHERE taken_at < ?1 AND (:host IS NULL OR host = :host))");
+			" WHERE (taken_at < ?1 OR taken_at > ?2) AND (:host IS NULL OR " AI_HOSTKEY " = :host))");
 	sqlite3_bind_double(st, 1, before);
+	sqlite3_bind_double(st, 2, after);
 	exec_changes(db, st, "removing samples");
-	st = ai_db_prep(db, "DELETE FROM snapshot WHERE taken_at < ?1"
-			" AND (:host IS NULL OR host = :host)");
+	st = ai_db_prep(db, "DELETE FROM snapshot WHERE (taken_at < ?1 OR taken_at > ?2)"
+			" AND (:host IS NULL OR " AI_HOSTKEY " = :host)");
 	sqlite3_bind_double(st, 1, before);
+	sqlite3_bind_double(st, 2, after);
 	*nsnap = exec_changes(db, st, "removing snapshots");
-	st = ai_db_prep(db, "DELETE FROM tag WHERE NOT EXISTS"
-			" (SELECT 1 FROM sample WHERE sample.tag_id = tag.id)");
+	st = ai_db_prep(db, "DELETE FROM tag WHERE id NOT IN (SELECT DISTINCT tag_id FROM sample)");
 	*ntag = exec_changes(db, st, "removing unused tags");
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "COMMIT");
-	st = ai_db_prep(db, "SELECT count(*) FROM snapshot WHERE (:host IS NULL OR host = :host)");
+	ai_db_commit(db);
+	st = ai_db_prep(db, "SELECT count(*) FROM snapshot WHERE (:host IS NULL OR "
+			AI_HOSTKEY " = :host)");
 	*left = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_finalize(st);
 	/* the log back to nothing, so the file shrinks on VACUUM */
-	sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+	exec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return a && b && !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
 }
 
 /*
  * Copy the snapshots of the database at PATH into DB, tags matched by
- * their key. A snapshot DB already holds (same host, time and source) is
- * skipped. One transaction: a failure leaves DB as it was.
+ * their key, each rebuilt from its base there and stored as changes
+ * against its base here. A snapshot DB already holds (same host, time
+ * and source) is skipped. One transaction: a failure leaves DB as it
+ * was. A source that cannot be read is reported in err (-1).
  */
-void ai_db_merge(sqlite3 *db, const char *path, int64_t *added, int64_t *skipped)
+int ai_db_merge(sqlite3 *db, const char *path, int64_t *added, int64_t *skipped,
+		char *err, size_t n)
 {
-	sqlite3 *src = ai_db_open(path, AI_DB_READ);	/* dies unless an allocinfo database */
-	sqlite3_stmt *st, *has, *snp, *smp;
+	struct ai_db_state from, to;
+	sqlite3_stmt *q;
+	sqlite3 *src;
+	int rc;
 
-	sqlite3_close(src);
 	*added = *skipped = 0;
-	st = ai_db_prep(db, "ATTACH DATABASE ?1 AS src");
-	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		ai_die("merge: cannot read %s: %s", path, sqlite3_errmsg(db));
-	sqlite3_finalize(st);
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "BEGIN");
-	if (sqlite3_exec(db, "INSERT INTO main.tag (file, line, module, func)"
-			 " SELECT file, line, module, func FROM src.tag WHERE true"
-			 " ON CONFLICT DO NOTHING", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "merging tags");
-	st = ai_db_prep(db, "SELECT id, taken_at, source, host FROM src.snapshot"
-			" ORDER BY taken_at, id");
-	has = ai_db_prep(db, "SELECT 1 FROM main.snapshot WHERE host = ?1 AND taken_at = ?2"
-			 " AND source = ?3");
-	snp = ai_db_prep(db, "INSERT INTO main.snapshot (taken_at, source, host, kernel,"
-			 " version, label, ntags, total_bytes, total_calls, skipped_lines)"
-			 " SELECT taken_at, source, host, kernel, version, label, ntags,"
-			 " total_bytes, total_calls, skipped_lines FROM src.snapshot WHERE id = ?1");
-	smp = ai_db_prep(db, "INSERT INTO main.sample (snapshot_id, tag_id, bytes, calls, extra)"
-			 " SELECT ?1, mt.id, s.bytes, s.calls, s.extra FROM src.sample s"
-			 " JOIN src.tag st ON st.id = s.tag_id"
-			 " JOIN main.tag mt ON mt.file = st.file AND mt.line = st.line"
-			 " AND mt.module = st.module AND mt.func = st.func"
-			 " WHERE s.snapshot_id = ?2");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t old = sqlite3_column_int64(st, 0);
-		int exists;
+	if (same_file(path, sqlite3_db_filename(db, "main"))) {
+		snprintf(err, n, "%s is the database merged into: nothing to copy", path);
+		return -1;
+	}
+	src = ai_db_try_open(path, AI_DB_READ, err, n);
+	if (!src)
+		return -1;
+	/* a damaged file (cut short, overwritten) is found before anything is copied */
+	q = ai_db_prep(src, "PRAGMA quick_check(1)");
+	rc = sqlite3_step(q);
+	if (rc != SQLITE_ROW || strcmp((const char *)sqlite3_column_text(q, 0), "ok")) {
+		snprintf(err, n, "database %s is damaged (%s): restore a copy", path,
+			 rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) :
+			 sqlite3_errmsg(src));
+		sqlite3_finalize(q);
+		sqlite3_close(src);
+		return -1;
+	}
+	sqlite3_finalize(q);
+	ai_db_state_init(&from, src);
+	ai_db_state_init(&to, db);
+	q = ai_db_prep(src, "SELECT id, taken_at, source, host, kernel, version, label,"
+		       " machine_id, boot_id, status, problem, skipped_lines, ntags,"
+		       " total_bytes, total_calls FROM snapshot ORDER BY " AI_HOSTKEY ", taken_at, id");
+	if (ai_db_begin(db) < 0)
+		ai_die("database %s is locked by another process (waited %.0f s;"
+		       " --wait S waits longer)", db_name(db), ai_db_wait);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct ai_db_meta m = { 0 };
+		struct copied cp = { 0 };
+		struct ai_snap s;
+		int status, want = status_of((const char *)sqlite3_column_text(q, 9));
+		char problem[512];
+		const char *x;
 
-		sqlite3_bind_value(has, 1, sqlite3_column_value(st, 3));
-		sqlite3_bind_value(has, 2, sqlite3_column_value(st, 1));
-		sqlite3_bind_value(has, 3, sqlite3_column_value(st, 2));
-		exists = sqlite3_step(has) == SQLITE_ROW;
-		sqlite3_reset(has);
-		if (exists) {
+		m.when = sqlite3_column_double(q, 1);
+		m.source = (const char *)sqlite3_column_text(q, 2);
+		m.label = (const char *)sqlite3_column_text(q, 6);
+#define COPY(field, col) \
+		x = (const char *)sqlite3_column_text(q, col); \
+		snprintf(m.id.field, sizeof(m.id.field), "%s", x ? x : "")
+		COPY(host, 3);
+		COPY(kernel, 4);
+		COPY(machine_id, 7);
+		COPY(boot_id, 8);
+#undef COPY
+		if (ai_db_has(db, *m.id.machine_id ? m.id.machine_id : m.id.host, m.when,
+			      m.source ? m.source : "")) {
 			(*skipped)++;
 			continue;
 		}
-		sqlite3_bind_int64(snp, 1, old);
-		if (sqlite3_step(snp) != SQLITE_DONE)
-			ai_db_die(db, "merging a snapshot");
-		sqlite3_reset(snp);
-		sqlite3_bind_int64(smp, 1, sqlite3_last_insert_rowid(db));
-		sqlite3_bind_int64(smp, 2, old);
-		if (sqlite3_step(smp) != SQLITE_DONE)
-			ai_db_die(db, "merging samples");
-		sqlite3_reset(smp);
+		if (want == AI_SNAP_REFUSED) {
+			memset(&s, 0, sizeof(s));
+			s.ntags = 0;
+		} else {
+			ai_db_state_load(&from, sqlite3_column_int64(q, 0));
+			ai_db_state_snap(&from, &s, NULL);
+		}
+		x = (const char *)sqlite3_column_text(q, 5);
+		snprintf(s.version, sizeof(s.version), "%s", x ? x : "1.0");
+		s.skipped = sqlite3_column_int64(q, 11);
+		/* the same status, reason and counts as in the source */
+		cp.status = want;
+		cp.problem = (const char *)sqlite3_column_text(q, 10);
+		cp.ntags = sqlite3_column_int64(q, 12);
+		cp.total_bytes = sqlite3_column_int64(q, 13);
+		cp.total_calls = sqlite3_column_int64(q, 14);
+		record_in(&to, &s, &m, &cp, &status, problem, sizeof(problem));
+		ai_snap_free(&s);
 		(*added)++;
 	}
-	sqlite3_finalize(st);
-	sqlite3_finalize(has);
-	sqlite3_finalize(snp);
-	sqlite3_finalize(smp);
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "COMMIT");
-	if (sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL) != SQLITE_OK)
-		ai_db_die(db, "DETACH");
+	if (rc != SQLITE_DONE) {
+		snprintf(err, n, "database %s: reading its snapshots: %s%s", path,
+			 sqlite3_errmsg(src), hint(sqlite3_extended_errcode(src)));
+		exec(db, "ROLLBACK");
+		*added = 0;
+	} else {
+		ai_db_commit(db);
+	}
+	sqlite3_finalize(q);
+	ai_db_state_free(&from);
+	ai_db_state_free(&to);
+	sqlite3_close(src);
+	return rc == SQLITE_DONE ? 0 : -1;
 }

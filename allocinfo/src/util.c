@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "allocinfo.h"
@@ -270,4 +272,85 @@ void ai_out_commit(struct ai_out *o)
 	free(o->tmp);
 	free(o->target);
 	o->tmp = o->target = NULL;
+}
+
+/*
+ * The running system's files: /proc/allocinfo, its boot id, machine id
+ * and names. $ALLOCINFO_SYSROOT puts them under another directory: the
+ * tests make synthetic hosts that way.
+ */
+const char *ai_sys_path(const char *path, char *buf, size_t n)
+{
+	const char *root = getenv("ALLOCINFO_SYSROOT");
+
+	if (!root || !*root)
+		return path;
+	snprintf(buf, n, "%s%s", root, path);
+	return buf;
+}
+
+void ai_read_line(const char *path, char *buf, size_t n)
+{
+	char pb[4096];
+	FILE *f = fopen(ai_sys_path(path, pb, sizeof(pb)), "r");
+	size_t a = 0, b;
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(buf, n, f))
+		buf[0] = '\0';
+	fclose(f);
+	b = strlen(buf);
+	while (b && strchr(" \t\r\n", buf[b - 1]))
+		buf[--b] = '\0';
+	while (buf[a] == ' ' || buf[a] == '\t')
+		a++;
+	memmove(buf, buf + a, b - a + 1);
+}
+
+/* a name or id as stored: printable ASCII, no space, not empty */
+int ai_ident_word(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s <= ' ' || *s >= 0x7f)
+			return 0;
+	return 1;
+}
+
+void ai_local_ident(struct ai_ident *id)
+{
+	struct utsname u;
+
+	memset(id, 0, sizeof(*id));
+	ai_read_line("/proc/sys/kernel/hostname", id->host, sizeof(id->host));
+	ai_read_line("/proc/sys/kernel/osrelease", id->kernel, sizeof(id->kernel));
+	ai_read_line("/etc/machine-id", id->machine_id, sizeof(id->machine_id));
+	if (!*id->machine_id)
+		ai_read_line("/var/lib/dbus/machine-id", id->machine_id, sizeof(id->machine_id));
+	ai_read_line("/proc/sys/kernel/random/boot_id", id->boot_id, sizeof(id->boot_id));
+	if ((!*id->host || !*id->kernel) && !getenv("ALLOCINFO_SYSROOT") && !uname(&u)) {
+		if (!*id->host)
+			snprintf(id->host, sizeof(id->host), "%s", u.nodename);
+		if (!*id->kernel)
+			snprintf(id->kernel, sizeof(id->kernel), "%s", u.release);
+	}
+	if (!ai_ident_word(id->host))
+		id->host[0] = '\0';
+	if (!ai_ident_word(id->machine_id))
+		id->machine_id[0] = '\0';
+	if (!ai_ident_word(id->boot_id))
+		id->boot_id[0] = '\0';
+	if (!ai_ident_word(id->kernel))
+		id->kernel[0] = '\0';
+}
+
+double ai_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }

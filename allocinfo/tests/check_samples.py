@@ -165,6 +165,22 @@ def key(t):
     return (t["file"], t["line"], t["module"], t["func"])
 
 
+def pkey(t):
+    # Prometheus: built-in code is module="vmlinux", as in allocinfo_module_bytes
+    return (t["file"], t["line"], t["module"] or "vmlinux", t["func"])
+
+
+# the functions of expected growth (page cache, anonymous memory): the
+# globs of src/model.c, matched here with Python's fnmatch
+EXPECTED = re.findall(r'"([^"]+)"', re.search(
+    r"ai_expected_growth\[\] = \{(.*?)NULL", open(os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "src", "model.c")).read(), re.S).group(1))
+
+
+def expected(t):
+    return any(fnmatch.fnmatchcase(t["func"], g) for g in EXPECTED)
+
+
 def name_key(t):
     # the tool compares with strcmp: byte order
     return (t["file"].encode(), t["line"], t["module"].encode(),
@@ -351,12 +367,12 @@ def check_sample(path):
             okfmt = False
     want = {}
     for t in tags:
-        want[("allocinfo_bytes",) + key(t)] = t["bytes"]
-        want[("allocinfo_calls",) + key(t)] = t["calls"]
+        want[("allocinfo_bytes",) + pkey(t)] = t["bytes"]
+        want[("allocinfo_calls",) + pkey(t)] = t["calls"]
     ok(okfmt and series == want and {"allocinfo_bytes", "allocinfo_calls"} <= seen_type,
        "%s: export prometheus: one series per tag, labels escaped" % rel,
        out[:2000])
-    want = {key(t): "no" if t["inaccurate"] else "yes" for t in tags}
+    want = {pkey(t): "no" if t["inaccurate"] else "yes" for t in tags}
     ok(accurate == want, "%s: export prometheus: accurate=\"no\" on the %d accurate:no tags"
        % (rel, sum(1 for t in tags if t["inaccurate"])), "want %s\ngot  %s" % (want, accurate))
 
@@ -367,21 +383,22 @@ def check_sample(path):
                      ("file", lambda t: t["file"])):
         groups = {}
         for t in tags:
-            g = groups.setdefault(keyf(t), [0, 0, 0, 0])
+            g = groups.setdefault(keyf(t), [0, 0, 0, 0, 0])
             g[0] += t["bytes"]
             g[1] += t["calls"]
             g[2] += t["bytes"] if t["inaccurate"] else 0
-            g[3] += 1
+            g[3] += t["bytes"] if expected(t) else 0
+            g[4] += 1
         rc, out, _ = run(["export", "-q", "--by", by, "-f", path])
         got, plain, okfmt = {}, {}, True
         for line in out.splitlines():
             if line.startswith("#"):
                 continue
-            m = re.match(r'^allocinfo_%s_(bytes|calls|inaccurate_bytes|tags)\{%s="((?:[^"\\]|\\.)*)"\} (-?\d+)$'
+            m = re.match(r'^allocinfo_%s_(bytes|calls|inaccurate_bytes|expected_bytes|tags)\{%s="((?:[^"\\]|\\.)*)"\} (-?\d+)$'
                          % (by, by), line)
             if m:
-                g = got.setdefault(prom_unescape(m.group(2)), [None] * 4)
-                g[["bytes", "calls", "inaccurate_bytes", "tags"].index(m.group(1))] = int(m.group(3))
+                g = got.setdefault(prom_unescape(m.group(2)), [None] * 5)
+                g[["bytes", "calls", "inaccurate_bytes", "expected_bytes", "tags"].index(m.group(1))] = int(m.group(3))
                 continue
             m = re.match(r"^(allocinfo_[a-z_]+) (-?\d+)$", line)
             if m:
@@ -389,9 +406,10 @@ def check_sample(path):
             else:
                 okfmt = False
         clamp = lambda v: max(INT64_MIN, min(INT64_MAX, v))
-        want = {k: [clamp(v[0]), min(UINT64_MAX, v[1]), clamp(v[2]), v[3]] for k, v in groups.items()}
+        want = {k: [clamp(v[0]), min(UINT64_MAX, v[1]), clamp(v[2]), clamp(v[3]), v[4]]
+                for k, v in groups.items()}
         ok(okfmt and got == want and "line=" not in out,
-           "%s: export --by %s: %d series, sums of bytes, calls, inaccurate bytes, tags"
+           "%s: export --by %s: %d series, sums of bytes, calls, inaccurate bytes, expected bytes, tags"
            % (rel, by, len(want)), "want %s\ngot  %s\n%s" % (want, got, out[:1500]))
         total = clamp(sum(t["bytes"] for t in tags))
         ok(plain.get("allocinfo_profile_bytes") == total and plain.get("allocinfo_tags") == len(tags)

@@ -91,7 +91,8 @@ function label(s, name,    i, c, v) {
 	f = label(rest, "file")
 	l = label(rest, "line")
 	fn = label(substr(rest, index(rest, ",line=")), "func")
-	printf "%s:%s %sfunc:%s %s\n", f, l, (m == "" ? "" : "[" m "] "), fn, $NF
+	# built-in code is module="vmlinux", as in allocinfo_module_bytes
+	printf "%s:%s %sfunc:%s %s\n", f, l, (m == "vmlinux" ? "" : "[" m "] "), fn, $NF
 }' "$T/prom" | sort > "$T/pgot"
 awk '{ k = $3; for (i = 4; i <= NF && $i !~ /^func:/; i++) k = k " " $i; printf "%s %s %s\n", k, $i, $1 }' "$T/want" |
 	awk '{ b = $NF; $NF = ""; sub(/ $/, ""); print $0, b }' | sort > "$T/pwant"

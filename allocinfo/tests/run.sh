@@ -34,7 +34,9 @@ else
 	failed=$((failed + 1))
 fi
 one db bash "$HERE/check_db.sh" "$B/allocinfo"
-LSAN_OPTIONS=suppressions=$HERE/lsan.supp one db-asan bash "$HERE/check_db.sh" "$B/allocinfo-asan"
+LSAN_OPTIONS=suppressions=$HERE/lsan.supp:print_suppressions=0 one db-asan bash "$HERE/check_db.sh" "$B/allocinfo-asan"
+one store bash "$HERE/check_store.sh" "$B/allocinfo"
+LSAN_OPTIONS=suppressions=$HERE/lsan.supp:print_suppressions=0 one store-asan bash "$HERE/check_store.sh" "$B/allocinfo-asan"
 one cli bash "$HERE/check_cli.sh" "$B/allocinfo" "$B/allocinfo.static"
 one monitoring bash "$HERE/check_monitoring.sh" "$B/allocinfo"
 one prometheus bash "$HERE/check_prometheus.sh" "$B/allocinfo"
