@@ -28,7 +28,7 @@ finish() { echo "# $n tests, $failed failed"; [ "$failed" -eq 0 ]; exit; }
 NE=$(command -v prometheus-node-exporter || command -v node_exporter)
 PROM=$(command -v prometheus)
 if [ -z "$NE" ] || ! command -v curl > /dev/null || ! command -v python3 > /dev/null; then
-	n=$((n + 1)); echo "ok $n - # SKIP prometheus-node-exporter, curl or python3 missing (make deps)"
+	nok "prometheus-node-exporter, curl and python3 are installed (make deps)"
 	finish
 fi
 
@@ -56,7 +56,7 @@ capture() {
 mkdir -p "$W/textfile"
 export_k() {
 	capture "$1"
-	"$BIN" export -q -f "$W/cap.txt" --by tag --by subsys -n 50 -o "$W/textfile/allocinfo.prom"
+	"$BIN" export -q -f "$W/cap.txt" --by tag --by module --by subsys -n 50 -o "$W/textfile/allocinfo.prom"
 }
 export_k 0
 
@@ -82,7 +82,7 @@ check "scraped: allocinfo_subsys_bytes{subsys=\"mm/\"} is the sum of mm/ ($want)
 	"$(awk '/^allocinfo_subsys_bytes\{subsys="mm\/"\}/ { printf "%d", $NF }' "$W/scrape")"
 
 if [ -z "$PROM" ]; then
-	n=$((n + 1)); echo "ok $n - # SKIP prometheus not installed (make deps)"
+	nok "prometheus is installed (make deps)"
 	finish
 fi
 # a Prometheus server scraping it every second, with the alert rules
@@ -123,10 +123,13 @@ check "query API: it grew over the last minute (deriv > 0)" 1 \
 	"$(q 'count(deriv(allocinfo_bytes{file="fs/leaky.c"}[1m]) > 0)' | val)"
 check "query API: nothing else grew" 1 \
 	"$(q 'count(deriv(allocinfo_bytes[1m]) > 0)' | val)"
+check "query API: allocinfo_bytes joins allocinfo_module_bytes on module (every series)" \
+	"$(q 'count(allocinfo_bytes)' | val)" \
+	"$(q 'count(allocinfo_bytes * on (instance, job, module) group_left () (allocinfo_module_bytes > 0))' | val)"
 out=$(curl -sf "http://127.0.0.1:$pp/api/v1/rules" | python3 -c '
 import json, sys
 g = json.load(sys.stdin)["data"]["groups"]
 print(" ".join(sorted(r["name"] + ":" + r["health"] for x in g for r in x["rules"])))')
 check "the alert rules are loaded and evaluated" \
-	"AllocinfoBrokenAccounting:ok AllocinfoExportStale:ok AllocinfoProfilingDisabled:ok AllocinfoSubsystemGrowing:ok AllocinfoTagGrowing:ok" "$out"
+	"AllocinfoBrokenAccounting:ok AllocinfoExportStale:ok AllocinfoLeakSuspect:ok AllocinfoProfilingDisabled:ok AllocinfoSubsystemGrowing:ok AllocinfoTagGrowing:ok allocinfo:subsys_unexpected_bytes:ok" "$out"
 finish
