@@ -16,6 +16,7 @@ strace
 prometheus
 prometheus-node-exporter
 curl
+systemd
 "
 # gcc, make, libc6-dev, pkg-config: the build, static included
 # libsqlite3-dev: record/report (libsqlite3.a for the static build)
@@ -31,6 +32,8 @@ curl
 # prometheus-node-exporter: the end-to-end test serves the export with the
 #   textfile collector on 127.0.0.1 (its own process, on a free port)
 # curl: the end-to-end test scrapes node_exporter and queries Prometheus
+# systemd: systemd-analyze verifies the service and the timer (nothing is
+#   started: the tests run the service's commands themselves)
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'install ok installed' && continue
