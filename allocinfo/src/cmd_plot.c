@@ -24,12 +24,13 @@
 
 static const char plot_help[] =
 "usage: allocinfo plot -d DB -o FILE [OPTIONS]\n"
-"Draw the largest tags of the last snapshot over all snapshots of the\n"
-"database as a line chart, with cairo. FILE ending in .svg gives SVG,\n"
-"anything else PNG.\n"
+"Draw the largest tags of the last snapshot over all complete snapshots\n"
+"of the database as a line chart, with cairo. FILE ending in .svg gives\n"
+"SVG, anything else PNG.\n"
 "\n"
 "  -d, --db DB        the database written by 'allocinfo record'\n"
-"  -o, --output FILE  the chart\n"
+"  -o, --output FILE  the chart, written atomically (a failure leaves the\n"
+"                     old one); a device or FIFO is written through\n"
 "  -n N               the N largest tags (default 8, 1..20)\n"
 "      --by KEY       tag (default), subsys or module: plot sums instead\n"
 "      --width W      width in pixels (default 1100)\n"
