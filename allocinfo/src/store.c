@@ -978,7 +978,9 @@ static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 	 * this machine's when its node name matches and no machine has
 	 * claimed that name yet.
 	 */
-	if (*m->id.machine_id) {
+	if (*m->id.machine_id && !cp && !st->claimed) {
+		/* once a run: the scan is of the whole table */
+		st->claimed = 1;
 		q = ai_db_prep(db, "UPDATE snapshot SET machine_id = ?1 WHERE machine_id = ''"
 			       " AND host = ?2 AND NOT EXISTS (SELECT 1 FROM snapshot"
 			       " WHERE host = ?2 AND machine_id <> '')");

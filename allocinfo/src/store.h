@@ -80,6 +80,7 @@ struct ai_db_state {
 	size_t nnames, known;	/* ids below known are loaded */
 	struct ai_hmap map;
 	size_t nmap;
+	int claimed;		/* record: allocinfo 1's snapshots of the host claimed */
 };
 void ai_db_state_init(struct ai_db_state *st, sqlite3 *db);
 void ai_db_state_free(struct ai_db_state *st);
