@@ -611,6 +611,26 @@ def main():
                   CASE_TITLE[c], I[pe][c], I[st][c], "**met**" if I[pe][c] <= I[st][c] else "**missed**"))
             p("- %s, built in but off, series against stock off: %.0f against %.0f" % (
                 CASE_TITLE[c], I["off"][c], I[st_off][c]))
+        c = "kmalloc-8-240"
+        b = I[base][c]
+        off = pct(I["off"][c], b)
+        p("- %s, built in but off: %s against no profiling's %.0f: %s (target: at most +1%%)" % (
+            CASE_TITLE[c], ovh(I["off"][c], b), b, "**met**" if off <= 1.0 else "**missed**"))
+        so, po = I[st][c] - b, I[pf][c] - b
+        p("- %s, on: %+.0f against stock 6.12's %+.0f instructions (%.0f%%): %s (target: at most "
+          "a third)" % (CASE_TITLE[c], po, so, 100 * po / so if so else float("nan"),
+                        "**met**" if so > 0 and po <= so / 3 else "**missed**"))
+        o0 = I[pf]["page-o0"] - I[base]["page-o0"]
+        for c in ("page-o1", "page-o3"):
+            b = I[base][c]
+            p("- %s, page flags: %+.0f against order 0's %+.0f: %s (target: at most order 0's "
+              "plus 10)" % (CASE_TITLE[c], I[pf][c] - b, o0,
+                            "**met**" if I[pf][c] - b <= o0 + 10 else "**missed**"))
+            for n in (pe, "debian-layout"):
+                if n in I:
+                    p("- %s, %s: %.0f against stock's %.0f instructions: %s (target: no more "
+                      "than stock)" % (CASE_TITLE[c], n, I[n][c], I[st][c],
+                                       "**met**" if I[n][c] <= I[st][c] else "**missed**"))
         for line in slab_targets(ledger[s], s):
             p(line)
         p("")
@@ -632,9 +652,10 @@ def main():
                 I[pf][c] - I[st][c]))
         p("")
     p("kmalloc/kfree never touches a page tag: its overhead is the slab hooks "
-      "(`alloc_tagging_slab_alloc_hook()`, `alloc_tagging_slab_free_hook()` and the "
-      "`slabobj_ext` vector of every slab), the same code in stock 6.12 and in both storage "
-      "modes of the series; the columns above give what they spend per pair.")
+      "(`alloc_tagging_slab_alloc_hook()` and `alloc_tagging_slab_free_hook()`). Stock 6.12 "
+      "keeps a `codetag_ref` pointer for every object in each slab's `slabobj_ext` vector; "
+      "the series keeps the tag's index in a block per slab, the same in both page storage "
+      "modes, so their kmalloc columns agree. The columns above give what each spends per pair.")
     p("")
 
     # Memory traffic.
