@@ -394,7 +394,6 @@ static void capacity_arithmetic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, alloc_tag_idx_capacity(0), 0UL);
 }
 
-
 /* A slab tag block's slot widths, in bytes. */
 static const unsigned int slot_bytes[] = { sizeof(u16), sizeof(u32) };
 
@@ -445,7 +444,8 @@ static void slab_slot_round_trip(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, __slab_tag_idx_load(block, off, wide), idx[i]);
 			/* Nothing outside the slot moved. */
 			KUNIT_EXPECT_MEMEQ(test, block, before, slot - (u8 *)block);
-			KUNIT_EXPECT_MEMEQ(test, slot + bytes, before + (slot - (u8 *)block) + bytes,
+			KUNIT_EXPECT_MEMEQ(test, slot + bytes,
+					   before + (slot - (u8 *)block) + bytes,
 					   size - (slot - (u8 *)block) - bytes);
 		}
 	}
