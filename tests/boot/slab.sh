@@ -74,7 +74,7 @@ check_ledger() {
 		all=$(field page_ext_all "$mem")
 		if [ "$slot" = 0 ]; then
 			eq "$name: no page_ext slots in page-flags storage ($when)" 0 "$slots"
-		elif [ "$slots" -gt 0 ] && [ $((slots % slot)) = 0 ] && [ "$slots" -lt "$all" ]; then
+		elif [ "$slots" -gt 0 ] && [ $((slots % slot)) = 0 ] && [ "$slots" -le "$all" ]; then
 			ok "$name: page_ext slots: $((slots / slot)) of $slot bytes, within page_ext's $all ($when)"
 		else
 			fail "$name: page_ext slots are whole $slot-byte slots within page_ext ($when)" "$mem"
