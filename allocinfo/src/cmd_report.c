@@ -654,6 +654,56 @@ static void prom_end(FILE *f, int all_hosts, int more)
 		fputc('}', f);
 }
 
+/* The gauges of report leaks with one sample a host. */
+enum host_gauge { HG_SUSPECTS, HG_ANALYSED, HG_SKIPPED, HG_LAST_SNAPSHOT, NR_HOST_GAUGES };
+
+static const struct {
+	const char *name, *help;
+	int decimals;
+} host_gauges[NR_HOST_GAUGES] = {
+	[HG_SUSPECTS] = { "allocinfo_leak_suspects",
+		"Allocation tags that report leaks finds growing steadily in the last boot.", 0 },
+	[HG_ANALYSED] = { "allocinfo_leak_analysed_snapshots",
+		"Complete snapshots of the last boot that report leaks analysed.", 0 },
+	[HG_SKIPPED] = { "allocinfo_leak_skipped_snapshots",
+		"Incomplete or refused snapshots in the window, left out of the analysis.", 0 },
+	[HG_LAST_SNAPSHOT] = { "allocinfo_leak_last_snapshot_timestamp_seconds",
+		"Time of the last complete snapshot analysed.", 3 },
+};
+
+static double host_gauge_value(const struct host_rep *x, enum host_gauge g)
+{
+	size_t k, n = 0;
+
+	switch (g) {
+	case HG_SUSPECTS:
+		for (k = 0; k < x->nboots; k++)
+			n += x->boots[k].n;
+		return (double)n;
+	case HG_ANALYSED:
+		return x->nboots ? (double)x->boots[x->nboots - 1].nsnaps : 0;
+	case HG_SKIPPED:
+		return (double)x->skipped;
+	default:
+		return x->last_t;
+	}
+}
+
+static void print_prom_host_gauge(FILE *f, enum host_gauge g, const struct host_rep *h,
+				  size_t nh, int all_hosts)
+{
+	const char *name = host_gauges[g].name;
+	size_t i;
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, host_gauges[g].help, name);
+	for (i = 0; i < nh; i++) {
+		fputs(name, f);
+		prom_host(f, &h[i], all_hosts, 0);
+		prom_end(f, all_hosts, 0);
+		fprintf(f, " %.*f\n", host_gauges[g].decimals, host_gauge_value(&h[i], g));
+	}
+}
+
 static void print_prom(FILE *f, const struct host_rep *h, size_t nh, int all_hosts)
 {
 	static const char *const names[] = {
@@ -667,18 +717,7 @@ static void print_prom(FILE *f, const struct host_rep *h, size_t nh, int all_hos
 	};
 	size_t i, k, j, w;
 
-	fputs("# HELP allocinfo_leak_suspects Allocation tags that report leaks finds growing"
-	      " steadily in the last boot.\n# TYPE allocinfo_leak_suspects gauge\n", f);
-	for (i = 0; i < nh; i++) {
-		size_t n = 0;
-
-		for (k = 0; k < h[i].nboots; k++)
-			n += h[i].boots[k].n;
-		fputs("allocinfo_leak_suspects", f);
-		prom_host(f, &h[i], all_hosts, 0);
-		prom_end(f, all_hosts, 0);
-		fprintf(f, " %zu\n", n);
-	}
+	print_prom_host_gauge(f, HG_SUSPECTS, h, nh, all_hosts);
 	for (w = 0; w < 3; w++) {
 		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", names[w], helps[w], names[w]);
 		for (i = 0; i < nh; i++)
@@ -703,32 +742,9 @@ static void print_prom(FILE *f, const struct host_rep *h, size_t nh, int all_hos
 						fprintf(f, " %.4f\n", r->fit);
 				}
 	}
-	fputs("# HELP allocinfo_leak_analysed_snapshots Complete snapshots of the last boot"
-	      " that report leaks analysed.\n# TYPE allocinfo_leak_analysed_snapshots gauge\n", f);
-	for (i = 0; i < nh; i++) {
-		fputs("allocinfo_leak_analysed_snapshots", f);
-		prom_host(f, &h[i], all_hosts, 0);
-		prom_end(f, all_hosts, 0);
-		fprintf(f, " %zu\n", h[i].nboots ? h[i].boots[h[i].nboots - 1].nsnaps : 0);
-	}
-	fputs("# HELP allocinfo_leak_skipped_snapshots Incomplete or refused snapshots in the"
-	      " window, left out of the analysis.\n"
-	      "# TYPE allocinfo_leak_skipped_snapshots gauge\n", f);
-	for (i = 0; i < nh; i++) {
-		fputs("allocinfo_leak_skipped_snapshots", f);
-		prom_host(f, &h[i], all_hosts, 0);
-		prom_end(f, all_hosts, 0);
-		fprintf(f, " %zu\n", h[i].skipped);
-	}
-	fputs("# HELP allocinfo_leak_last_snapshot_timestamp_seconds Time of the last complete"
-	      " snapshot analysed.\n"
-	      "# TYPE allocinfo_leak_last_snapshot_timestamp_seconds gauge\n", f);
-	for (i = 0; i < nh; i++) {
-		fputs("allocinfo_leak_last_snapshot_timestamp_seconds", f);
-		prom_host(f, &h[i], all_hosts, 0);
-		prom_end(f, all_hosts, 0);
-		fprintf(f, " %.3f\n", h[i].last_t);
-	}
+	print_prom_host_gauge(f, HG_ANALYSED, h, nh, all_hosts);
+	print_prom_host_gauge(f, HG_SKIPPED, h, nh, all_hosts);
+	print_prom_host_gauge(f, HG_LAST_SNAPSHOT, h, nh, all_hosts);
 }
 
 enum { FMT_TEXT, FMT_JSON, FMT_PROM };

@@ -6,11 +6,7 @@ set -u
 BIN=${1:?binary}
 STATIC=${2:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -30 | sed 's/^/#   /'; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
-got:  $3"; fi; }
+. "$HERE/tap.sh"
 s=$HERE/samples/linux-6.12-x86_64.txt
 
 for c in top tree diff export record report prune merge plot; do
@@ -374,5 +370,4 @@ if [ -n "$STATIC" ] && command -v busybox > /dev/null; then
 else
 	nok "busybox and the static build are there (make deps, make static)"
 fi
-echo "# $n tests, $failed failed"
-[ "$failed" -eq 0 ]
+done_tap

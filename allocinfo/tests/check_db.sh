@@ -8,11 +8,7 @@ BIN=${1:?binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -30 | sed 's/^/#   /'; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
-got:  $3"; fi; }
+. "$HERE/tap.sh"
 
 base=$HERE/samples/linux-6.12-x86_64.txt
 db=$W/a.db
@@ -301,5 +297,4 @@ if "$BIN" --help | grep -q 'plot     a PNG'; then
 else
 	nok "allocinfo-plot is built next to $BIN (make test builds it)"
 fi
-echo "# $n tests, $failed failed"
-[ "$failed" -eq 0 ]
+done_tap

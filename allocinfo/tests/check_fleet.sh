@@ -16,20 +16,8 @@
 set -u
 BIN=${1:?binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2> /dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2> /dev/null; done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -30 | sed 's/^/#   /'; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
-got:  $3"; fi; }
+. "$HERE/tap.sh"
+tap_workdir
 for tool in python3 curl promtool; do
 	command -v $tool > /dev/null || nok "$tool is installed (make deps)"
 done
@@ -215,5 +203,4 @@ check "on web1: its suspect" "x_alloc $r1" "$(sed -n 's/^allocinfo_leak_rate_byt
 out=$(cd "$HERE/monitoring" && promtool test rules allocinfo.rules.test.yml 2>&1) &&
 	ok "promtool test rules: growth that warms up does not fire, leaks do" || nok "promtool test rules" "$out"
 
-echo "# $n tests, $failed failed"
-[ "$failed" -eq 0 ]
+done_tap

@@ -9,11 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOPDIR=$(cd "$HERE/.." && pwd)
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -30 | sed 's/^/#   /'; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
-got:  $3"; fi; }
+. "$HERE/tap.sh"
 
 # a staging root, as a package build does
 out=$(make -s -C "$TOPDIR" install DESTDIR="$W/root" PREFIX=/usr 2>&1) || nok "make install DESTDIR=... PREFIX=/usr" "$out"
@@ -97,5 +93,4 @@ check "the database says why it refused it" "refused|1 malformed line(s)" \
 	"$(sqlite3 "$ALLOCINFO_DB" "SELECT status, substr(problem, 1, 19) FROM snapshot ORDER BY id DESC LIMIT 1")"
 grep -q "not recorded: 1 malformed line(s)" "$W/journal" && ok "and so does the journal (stderr)" || nok "and so does the journal (stderr)" "$(cat "$W/journal")"
 unset ALLOCINFO_SYSROOT
-echo "# $n tests, $failed failed"
-[ "$failed" -eq 0 ]
+done_tap

@@ -11,11 +11,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 MON=$HERE/../monitoring
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -40 | sed 's/^/#   /'; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
-got:  $3"; fi; }
+TAP_DETAIL_LINES=40
+. "$HERE/tap.sh"
 s=$HERE/samples/format-2.0.txt
 
 # a database with a leak suspect, for the metrics of report leaks
@@ -121,5 +118,4 @@ else
 	check_names rules
 	check_names dashboard
 fi
-echo "# $n tests, $failed failed"
-[ "$failed" -eq 0 ]
+done_tap

@@ -9,21 +9,9 @@
 set -u
 BIN=${1:?binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2> /dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2> /dev/null; done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -30 | sed 's/^/#   /'; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
-got:  $3"; fi; }
-finish() { echo "# $n tests, $failed failed"; [ "$failed" -eq 0 ]; exit; }
+. "$HERE/tap.sh"
+tap_workdir
+finish() { done_tap; exit; }
 
 NE=$(command -v prometheus-node-exporter || command -v node_exporter)
 PROM=$(command -v prometheus)

@@ -8,19 +8,8 @@
 set -u
 BIN=${1:?binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=$(mktemp -d)
-bgpids=()
-cleanup() {
-	local p
-	for p in "${bgpids[@]}"; do kill "$p" 2> /dev/null; wait "$p" 2> /dev/null; done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -30 | sed 's/^/#   /'; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else nok "$1" "want: $2
-got:  $3"; fi; }
+. "$HERE/tap.sh"
+tap_workdir
 if ! command -v sqlite3 > /dev/null; then
 	nok "the sqlite3 command is installed (make deps)"
 	echo "# $n tests, $failed failed"
@@ -286,7 +275,7 @@ c.execute("BEGIN IMMEDIATE")
 open(sys.argv[3], "w").close()
 time.sleep(float(sys.argv[2]))
 c.execute("COMMIT")' "$W/lock.db" "$1" "$W/held" &
-	bgpids+=($!)
+	pids+=($!)
 	for _ in $(seq 50); do [ -e "$W/held" ] && break; sleep 0.1; done
 	rm -f "$W/held"
 }
@@ -306,7 +295,7 @@ cp "$W/c2.txt" "$W/live.txt"
 rp=$!
 sleep 0.7
 hold 1.5
-wait "${bgpids[-1]}"
+wait "${pids[-1]}"
 mv "$W/live.txt" "$W/gone.txt"; sleep 1.5; mv "$W/gone.txt" "$W/live.txt"
 wait $rp
 rc=$?
@@ -315,5 +304,4 @@ if [ $rc = 3 ] && [ "$got" -ge 2 ] && [ "$got" -lt 14 ] && grep -q "stayed locke
 	ok "record -i past a locked database and a vanished input: exit 3, $got of 14 recorded, both said"
 else nok "record -i past a locked database and a vanished input" "exit $rc, $got recorded: $(cat "$W/ierr")"; fi
 
-echo "# $n tests, $failed failed"
-[ "$failed" -eq 0 ]
+done_tap
