@@ -8,7 +8,7 @@
  * (ALLOC_TAG_IDX_WIDTH, include/linux/page-flags-layout.h) when the
  * indices fit them, in 2 (or 4) bytes of page_ext otherwise. This file
  * numbers the tags, decides, once, where page tags are kept, and does the
- * work of the page hooks whose static-key gates are in pgalloc_tag.h.
+ * work of the page hooks whose static-key gates are in alloc_tag_storage.h.
  *
  * Indices: 0 is "no tag", 1 is "untagged on purpose", the kernel's tags
  * follow in section order, module tags after them. A kernel tag is found
@@ -42,6 +42,8 @@
 #include <linux/pgalloc_tag.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+
+#include "alloc_tag_storage.h"
 
 #undef pr_fmt
 #define pr_fmt(fmt) "alloc_tag: " fmt
@@ -87,7 +89,7 @@ static struct alloc_tag_module_map module_map_empty;
 static DEFINE_PER_CPU(struct alloc_tag_counters, unowned_counters);
 struct alloc_tag alloc_tag_unowned = { .counters = &unowned_counters };
 struct alloc_tag_module_map *alloc_tag_module_map = &module_map_empty;
-/* The free path's view of the map (pgalloc_tag.h); none yet: no index. */
+/* The free path's view of the map (alloc_tag_storage.h); none yet: no index. */
 unsigned long alloc_tag_module_k_end;
 unsigned long alloc_tag_module_by_k;
 static unsigned long module_map_bytes;		/* every map allocated */
@@ -418,6 +420,23 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 	}
 }
 
+/* The codetag of index @idx, the empty one, or NULL if none. */
+struct codetag *alloc_tag_idx_to_ct(unsigned long idx)
+{
+	if (idx >= ALLOC_TAG_IDX_FIRST) {
+		struct alloc_tag *tag = alloc_tag_from_idx(idx);
+
+		return tag ? &tag->ct : NULL;
+	}
+	if (idx == ALLOC_TAG_IDX_EMPTY) {
+		union codetag_ref ref;
+
+		set_codetag_empty(&ref);
+		return ref.ct;
+	}
+	return NULL;
+}
+
 /* Debug builds: a page about to get @tag must carry no tag (index @old). */
 static inline void alloc_tag_idx_add_check(unsigned long old, struct alloc_tag *tag)
 {
@@ -589,6 +608,57 @@ struct alloc_tag *__pgalloc_tag_get(struct page *page)
 		return alloc_tag_from_idx(idx);
 	alloc_tag_idx_sub_check(idx);
 	return NULL;
+}
+
+/*
+ * Split an allocation of 1 << @old_order pages into pieces of 1 << @new_order
+ * pages: every new piece gets the original tag and counts as a call.
+ */
+void pgalloc_tag_split(struct folio *folio, int old_order, int new_order)
+{
+	unsigned int nr_pages = 1 << new_order;
+	struct alloc_tag *tag;
+	int i;
+
+	if (!mem_alloc_profiling_tagged())
+		return;
+
+	tag = pgalloc_tag_get(&folio->page);
+	if (!tag)
+		return;
+
+	for (i = nr_pages; i < (1 << old_order); i += nr_pages) {
+		struct pgalloc_tag_ref pr;
+
+		if (pgalloc_tag_ref_load(folio_page(folio, i), &pr)) {
+			/* Set new reference to point to the original tag */
+			alloc_tag_ref_set(&pr.ref, tag);
+			pgalloc_tag_ref_store(&pr);
+		}
+	}
+}
+
+/* Move the tag of @old to @new, which is replacing it (migration). */
+void pgalloc_tag_copy(struct folio *new, struct folio *old)
+{
+	struct alloc_tag *tag;
+	struct pgalloc_tag_ref pr;
+
+	tag = pgalloc_tag_get(&old->page);
+	if (!tag)
+		return;
+
+	if (!pgalloc_tag_ref_load(&new->page, &pr))
+		return;
+
+	/* Clear the old ref to the original allocation tag. */
+	clear_page_tag_ref(&old->page);
+	/* Uncharge the tag of the target allocation (get_new_folio). */
+	alloc_tag_sub(&pr.ref, folio_size(new));
+
+	__alloc_tag_ref_set(&pr.ref, tag);
+
+	pgalloc_tag_ref_store(&pr);
 }
 
 static int storage_show(struct seq_file *m, void *v)

@@ -11,6 +11,7 @@
 #include <linux/pgalloc_tag.h>
 #include <linux/slab.h>
 
+#include "alloc_tag_storage.h"
 #include "slab.h"
 
 /* Every bit of page->flags outside the index field. */

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fixes first: the patches that fix the 6.12 base (those with a Fixes:
 # tag) open the series, before any patch of the feature, and apply to the
-# pristine base without any patch of the feature, as a stable tree would
-# take them: each on the base plus the fixes before it. Which of them
-# also apply alone is printed as a note (two sysctl fixes build on the
-# handler that an earlier fix adds).
+# pristine base plus the fixes before them, as a stable tree would take
+# them in order. A fix marked for stable (Cc: stable@vger.kernel.org)
+# must also apply alone to the pristine base; a fix without that line
+# must say why it is not for stable ("Not for stable" in its message).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/scripts/lib.sh" 2> /dev/null
 set +e
@@ -34,11 +34,16 @@ for p in "${fixes[@]}"; do
 	else
 		fail "$p applies to the base plus the fixes before it" "$out"
 	fi
-	if GIT_INDEX_FILE=$tmp/alone git -C "$tree" read-tree base &&
-	   GIT_INDEX_FILE=$tmp/alone git -C "$tree" apply --cached --check "$TOP/patches/$p" > /dev/null 2>&1; then
-		echo "#   note: $p applies alone to the base"
+	if grep -q '^Cc: stable@vger.kernel.org' "$TOP/patches/$p"; then
+		if out=$(GIT_INDEX_FILE=$tmp/alone git -C "$tree" read-tree base &&
+			 GIT_INDEX_FILE=$tmp/alone git -C "$tree" apply --cached --check "$TOP/patches/$p" 2>&1); then
+			ok "$p (for stable) applies alone to the pristine base"
+		else
+			fail "$p (for stable) applies alone to the pristine base" "$out"
+		fi
 	else
-		echo "#   note: $p needs an earlier fix"
+		check "$p (not marked for stable) says why: \"Not for stable\"" \
+			grep -q '^Not for stable' "$TOP/patches/$p"
 	fi
 done
 done_testing

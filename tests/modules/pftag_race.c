@@ -42,6 +42,10 @@
 #include <linux/pagemap.h>
 #include <linux/pgalloc_tag.h>
 #include <linux/seq_file.h>
+/* mm-private: the page index helpers this module races (Kbuild adds mm/). */
+#if __has_include("alloc_tag_storage.h")
+#include "alloc_tag_storage.h"
+#endif
 
 #if defined(CONFIG_MEM_ALLOC_PROFILING) && defined(ALLOC_TAG_IDX_PGSHIFT)
 
