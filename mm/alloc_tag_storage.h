@@ -4,7 +4,7 @@
  * their tag's index (include/linux/alloc_tag_idx.h), and the page hooks
  * the allocator calls. Page tags are in the spare bits of page->flags when
  * the indices fit them, else in a page_ext slot (mm/pgalloc_tag.c); module
- * tags are found through the module map.
+ * tags are found through the module map (mm/alloc_tag_module.c).
  */
 #ifndef _MM_ALLOC_TAG_STORAGE_H
 #define _MM_ALLOC_TAG_STORAGE_H
@@ -45,6 +45,10 @@ void alloc_tag_count_unindexed_slab(size_t bytes) __cold;
 struct seq_file;
 void alloc_tag_slab_show(struct seq_file *m);
 void alloc_tag_slab_block_bytes(unsigned long *kmalloc, unsigned long *in_slab);
+void alloc_tag_module_show(struct seq_file *m);
+unsigned long alloc_tag_module_tags(void);
+unsigned long alloc_tag_module_map_bytes(void);
+void alloc_tag_paged_idx_release(unsigned long idx);
 
 /*
  * The index field of page->flags. x86-64 takes it out with two shifts, its
@@ -94,7 +98,7 @@ static inline void pgalloc_tag_idx_write(struct page *page, unsigned long idx)
  * map alloc_tag_module_map points to, &alloc_tag_unowned where no tag owns
  * the index.
  * The map starts empty; when module indices outgrow it, a copy twice as
- * large replaces it (mm/pgalloc_tag.c), and the old one is kept, never
+ * large replaces it (mm/alloc_tag_module.c), and the old one is kept, never
  * freed, as lockless readers may still be reading it.
  */
 struct alloc_tag_module_map {

@@ -13,7 +13,8 @@
  * Indices: 0 is "no tag", 1 is "untagged on purpose", the kernel's tags
  * follow in section order, module tags after them. A kernel tag is found
  * from its index by its place in the section; a module tag through a
- * table (alloc_tag_module_map) that is filled at module load.
+ * table (alloc_tag_module_map) that is filled at module load
+ * (alloc_tag_module.c).
  * Every tag also keeps its own index (alloc_tag::idx), so both directions take
  * constant time on the allocation and free paths.
  *
@@ -50,8 +51,6 @@
 
 /* Module tag indices at most: a map of 2 MiB with 8-byte pointers. */
 #define MODULE_IDX_MAX		BIT(18)
-/* Entries of the first map that is allocated: a page of pointers. */
-#define MODULE_MAP_MIN		(PAGE_SIZE / sizeof(struct alloc_tag *))
 
 /* Indices kept free for module tags when choosing page-flags storage. */
 #define MODULE_IDX_HEADROOM	4096UL
@@ -73,33 +72,10 @@ static unsigned long idx_capacity __ro_after_init;
 unsigned long alloc_tag_kernel_tags __ro_after_init;
 static unsigned long boot_headroom __ro_after_init;
 
-/* Size of the module index space. */
+/* Size of the module index space (alloc_tag_module.c hands it out). */
 unsigned long alloc_tag_module_space __ro_after_init;
-/*
- * alloc_tag_module_map->tags[n] is the tag of index
- * alloc_tag_kernel_idx_end + n. Entries are published with WRITE_ONCE()
- * before the index is stored in the tag, so a page can carry an index only
- * after its entry is visible. Written under the alloc_tags codetag type's
- * mod_lock (the module load and unload callbacks), which also serializes
- * growing the map; read locklessly by alloc_tag_module_from_n(), and by
- * pgalloc_tag_sub_idx() through alloc_tag_module_by_k. It points
- * to an empty map until a module tag first gets an index.
- */
-static struct alloc_tag_module_map module_map_empty;
-static DEFINE_PER_CPU(struct alloc_tag_counters, unowned_counters);
-struct alloc_tag alloc_tag_unowned = { .counters = &unowned_counters };
-struct alloc_tag_module_map *alloc_tag_module_map = &module_map_empty;
-/* The free path's view of the map (alloc_tag_storage.h); none yet: no index. */
-unsigned long alloc_tag_module_k_end;
-unsigned long alloc_tag_module_by_k;
-static unsigned long module_map_bytes;		/* every map allocated */
-static DEFINE_IDA(module_idx_ida);	/* free module indices */
 
 /* Counters for the report. */
-static unsigned long module_idx_used;		/* under mod_lock */
-static unsigned long module_idx_held;		/* kept by unloaded modules */
-static unsigned long unindexed_tags;		/* tags loaded without an index */
-static unsigned long unindexed_module_loads;	/* loads with such tags */
 static atomic_long_t unindexed_allocs;		/* page allocations not charged */
 static atomic_long_t unindexed_pages;
 static atomic_long_t unindexed_slab_allocs;	/* slab allocations not charged */
@@ -249,14 +225,6 @@ void __init alloc_tag_storage_init(void)
 			storage_reason);
 }
 
-/* A page carries an index that no tag owns: say so once, uncharge nothing. */
-struct alloc_tag *alloc_tag_idx_unowned(unsigned long idx)
-{
-	WARN_ONCE(1, "page carries tag index %lu that no tag owns; its pages are not uncharged from any tag",
-		  idx);
-	return NULL;
-}
-
 void alloc_tag_count_unindexed(unsigned int nr)
 {
 	atomic_long_inc(&unindexed_allocs);
@@ -267,157 +235,6 @@ void alloc_tag_count_unindexed_slab(size_t bytes)
 {
 	atomic_long_inc(&unindexed_slab_allocs);
 	atomic_long_add(bytes, &unindexed_slab_bytes);
-}
-
-/*
- * Replace the module map by a copy large enough for index @n: twice the
- * size, at least a page, at most the module index space. The replaced map
- * is not freed: a CPU decoding a page's index may have loaded its address
- * and be about to read an entry, without a lock or an RCU read-side
- * section to wait for. What stays allocated is less than the current
- * map's size (the sizes double), and is reported in module_map_bytes.
- */
-static bool module_map_grow(unsigned long n)
-{
-	struct alloc_tag_module_map *old = alloc_tag_module_map, *map;
-	unsigned long size = max(old->size * 2, MODULE_MAP_MIN), i;
-
-	while (size <= n)
-		size *= 2;
-	size = min(size, alloc_tag_module_space);
-	/* A failure is handled, and reported, by alloc_tag_module_idx_get(). */
-	map = kvmalloc(struct_size(map, tags, size), GFP_KERNEL | __GFP_NOWARN);
-	if (!map)
-		return false;
-	map->size = size;
-	memcpy(map->tags, old->tags, old->size * sizeof(map->tags[0]));
-	for (i = old->size; i < size; i++)
-		map->tags[i] = &alloc_tag_unowned;
-	module_map_bytes += struct_size(map, tags, size);
-	/* The map's contents before its address; the reader loads through it. */
-	smp_store_release(&alloc_tag_module_map, map);
-	/*
-	 * The free path's base and bound (pgalloc_tag_sub_idx()): the map's
-	 * contents before the base, the base before the bound, so that a
-	 * reader that sees the new bound reads the new base or a later one.
-	 */
-	smp_store_release(&alloc_tag_module_by_k, (unsigned long)map->tags -
-			  alloc_tag_kernel_tags * sizeof(map->tags[0]));
-	/* The base before the bound: pairs with the free path's second smp_rmb(). */
-	smp_wmb();
-	WRITE_ONCE(alloc_tag_module_k_end, alloc_tag_kernel_tags + size);
-	return true;
-}
-
-static bool module_idx_set(unsigned long n, struct alloc_tag *tag)
-{
-	if (n >= alloc_tag_module_map->size && !module_map_grow(n))
-		return false;
-	WRITE_ONCE(alloc_tag_module_map->tags[n], tag);
-	return true;
-}
-
-/**
- * alloc_tag_module_idx_get - give the tags of a loading module indices
- * @tags: the module's first tag
- * @nr: number of tags
- * @modname: module name, for the warning
- *
- * Tags that get no index (the space is full, or memory for the table is
- * short) keep index 0: their page allocations are counted as unindexed and
- * charged to no tag. The module loads either way.
- *
- * Context: module load, under the alloc_tags codetag type's mod_lock.
- */
-void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
-			      const char *modname)
-{
-	unsigned long i, missed = 0;
-
-	if (!alloc_tag_kernel_idx_end)
-		return;
-
-	for (i = 0; i < nr; i++) {
-		int n = -ENOSPC;
-
-		if (alloc_tag_module_space)
-			n = ida_alloc_max(&module_idx_ida, alloc_tag_module_space - 1,
-					  GFP_KERNEL);
-		if (n >= 0 && !module_idx_set(n, &tags[i])) {
-			ida_free(&module_idx_ida, n);
-			n = -ENOMEM;
-		}
-		if (n < 0) {
-			WRITE_ONCE(tags[i].idx, ALLOC_TAG_IDX_NONE);
-			missed++;
-			continue;
-		}
-		/*
-		 * The map entry (WRITE_ONCE() in module_idx_set()) is
-		 * visible before the index. Pairs with smp_rmb() in
-		 * alloc_tag_module_map_load() and pgalloc_tag_sub_idx():
-		 * an allocating CPU reads tags[i].idx, a page carries it
-		 * from then on, and the decode loads the map (or its bound)
-		 * after the index from that page.
-		 */
-		smp_wmb();
-		WRITE_ONCE(tags[i].idx, alloc_tag_kernel_idx_end + n);
-		module_idx_used++;
-	}
-
-	if (missed) {
-		unindexed_tags += missed;
-		unindexed_module_loads++;
-		pr_warn("module %s: %lu of %lu allocation tags got no page index (%lu of %lu module indices in use); its page allocations from those tags are not profiled\n",
-			modname, missed, nr, module_idx_used, alloc_tag_module_space);
-	}
-}
-
-/**
- * alloc_tag_module_idx_put - release the indices of an unloading module
- * @tags: the module's first tag
- * @nr: number of tags
- * @live: some tag still has allocations
- *
- * With allocations still live, pages may carry the indices: they are kept,
- * with the module's tags, and counted as held.
- *
- * Context: module unload, under the alloc_tags codetag type's mod_lock.
- */
-void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool live)
-{
-	unsigned long i;
-
-	if (!alloc_tag_kernel_idx_end)
-		return;
-
-	for (i = 0; i < nr; i++) {
-		unsigned long idx = tags[i].idx, n;
-
-		if (idx == ALLOC_TAG_IDX_NONE) {
-			unindexed_tags--;
-			continue;
-		}
-		if (live) {
-			module_idx_held++;
-			continue;
-		}
-		if (idx < paged_idx_nbits && test_and_clear_bit(idx, paged_idx))
-			paged_idx_released++;
-		n = idx - alloc_tag_kernel_idx_end;
-		WRITE_ONCE(alloc_tag_module_map->tags[n], &alloc_tag_unowned);
-		ida_free(&module_idx_ida, n);
-		/*
-		 * No page carries the index (the module has no live
-		 * allocation) and the module's code no longer runs: nothing
-		 * reads tags[i].idx concurrently but the allocation hook of
-		 * a caller that still holds a pointer to the tag, which the
-		 * module's unload rules out; WRITE_ONCE() for the readers'
-		 * READ_ONCE().
-		 */
-		WRITE_ONCE(tags[i].idx, ALLOC_TAG_IDX_NONE);
-		module_idx_used--;
-	}
 }
 
 /* The codetag of index @idx, the empty one, or NULL if none. */
@@ -451,6 +268,16 @@ static __always_inline void note_paged_idx(unsigned long idx)
 	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
 	    idx < paged_idx_nbits && !test_bit(idx, paged_idx))
 		set_bit(idx, paged_idx);
+}
+
+/*
+ * Debug builds: module index @idx is released; if it tagged a page, count
+ * it and clear its bit for the tag that gets it next. Under mod_lock.
+ */
+void alloc_tag_paged_idx_release(unsigned long idx)
+{
+	if (idx < paged_idx_nbits && test_and_clear_bit(idx, paged_idx))
+		paged_idx_released++;
 }
 
 /*
@@ -673,17 +500,7 @@ static int storage_show(struct seq_file *m, void *v)
 	seq_printf(m, "kernel_tags: %lu\n", alloc_tag_kernel_tags);
 	seq_printf(m, "module_headroom_asked: %lu\n", boot_headroom);
 	seq_printf(m, "module_index_space: %lu\n", alloc_tag_module_space);
-	seq_printf(m, "module_indices_used: %lu\n", READ_ONCE(module_idx_used));
-	seq_printf(m, "module_indices_held_by_unloaded: %lu\n", READ_ONCE(module_idx_held));
-	seq_printf(m, "module_indices_free: %lu\n",
-		   alloc_tag_module_space - READ_ONCE(module_idx_used));
-	seq_printf(m, "module_map_entries: %lu\n", READ_ONCE(alloc_tag_module_map)->size);
-	seq_printf(m, "module_map_bytes: %lu\n", READ_ONCE(module_map_bytes));
-	/* Each such free subtracted a call from alloc_tag_unowned. */
-	seq_printf(m, "unowned_index_frees: %llu\n",
-		   -alloc_tag_read(&alloc_tag_unowned).calls);
-	seq_printf(m, "unindexed_module_loads: %lu\n", READ_ONCE(unindexed_module_loads));
-	seq_printf(m, "unindexed_tags: %lu\n", READ_ONCE(unindexed_tags));
+	alloc_tag_module_show(m);
 	seq_printf(m, "unindexed_allocations: %lu\n", atomic_long_read(&unindexed_allocs));
 	seq_printf(m, "unindexed_pages: %lu\n", atomic_long_read(&unindexed_pages));
 	seq_printf(m, "unindexed_slab_allocations: %lu\n",
@@ -787,11 +604,10 @@ static int memory_show(struct seq_file *m, void *v)
 {
 	unsigned long entries = page_ext_entries();
 	unsigned long slots = entries * page_alloc_tagging_ops.size;
-	unsigned long tags = alloc_tag_kernel_tags + READ_ONCE(module_idx_used) +
-			     READ_ONCE(unindexed_tags);
+	unsigned long tags = alloc_tag_kernel_tags + alloc_tag_module_tags();
 	unsigned long counters = (alloc_tag_kernel_tags + alloc_tag_own_counter_tags()) *
 				 num_possible_cpus() * sizeof(struct alloc_tag_counters);
-	unsigned long map = READ_ONCE(module_map_bytes);
+	unsigned long map = alloc_tag_module_map_bytes();
 	unsigned long indices = tags * sizeof_field(struct alloc_tag, idx);
 	unsigned long bitmap = paged_idx ? BITS_TO_LONGS(paged_idx_nbits) * sizeof(long) : 0;
 	unsigned long blocks, in_slab;

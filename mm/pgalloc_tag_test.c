@@ -5,7 +5,6 @@
  */
 #include <kunit/test.h>
 #include <linux/alloc_tag.h>
-#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/page-flags.h>
 #include <linux/pgalloc_tag.h>
@@ -193,96 +192,6 @@ static void page_ext_slot(struct kunit *test)
 	pgalloc_tag_ext_idx_write(ext1, next);
 	page_ext_put(ext0);
 	__free_pages(page, 1);
-}
-
-struct bit_hammer {
-	struct page *page;
-	unsigned long rounds;
-	int below, above;		/* the field's neighbour bits, -1: none */
-	unsigned long lost_bits;	/* counted by the hammer thread only */
-	struct completion done;
-};
-
-/* Set bit @nr of the flags word, check it, clear it, check it. */
-static unsigned long toggle_bit(struct page *page, int nr)
-{
-	unsigned long lost = 0;
-
-	if (nr < 0)
-		return 0;
-	set_bit(nr, &page->flags);
-	lost += !test_bit(nr, &page->flags);
-	clear_bit(nr, &page->flags);
-	lost += test_bit(nr, &page->flags);
-	return lost;
-}
-
-static int hammer_bits(void *data)
-{
-	struct bit_hammer *h = data;
-	unsigned long i;
-
-	for (i = 0; i < h->rounds; i++) {
-		h->lost_bits += toggle_bit(h->page, h->below);
-		h->lost_bits += toggle_bit(h->page, h->above);
-		/* A page flag, through the helpers that mm code uses */
-		folio_set_referenced(page_folio(h->page));
-		h->lost_bits += !folio_test_referenced(page_folio(h->page));
-		folio_clear_referenced(page_folio(h->page));
-		h->lost_bits += folio_test_referenced(page_folio(h->page));
-		h->lost_bits += !test_bit(PG_arch_1, &h->page->flags);
-	}
-	complete(&h->done);
-	return 0;
-}
-
-/*
- * The bits right below and right above the field, and PG_referenced, are
- * set and cleared by another CPU while the index changes: no update of
- * either side is lost.
- */
-static void neighbour_bits_concurrent(struct kunit *test)
-{
-	struct bit_hammer h = { .rounds = 200000 };
-	unsigned long i, last = 0, lost_idx = 0;
-	struct task_struct *t;
-	unsigned int cpu;
-
-	skip_without_field(test);
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two CPUs to run the bit operations in parallel");
-
-	h.page = kunit_kzalloc(test, sizeof(*h.page), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, h.page);
-	init_completion(&h.done);
-	set_bit(PG_arch_1, &h.page->flags);
-	h.below = ALLOC_TAG_IDX_PGSHIFT > 0 ? ALLOC_TAG_IDX_PGSHIFT - 1 : -1;
-	h.above = ALLOC_TAG_IDX_PGSHIFT + ALLOC_TAG_IDX_WIDTH < BITS_PER_LONG ?
-		  ALLOC_TAG_IDX_PGSHIFT + ALLOC_TAG_IDX_WIDTH : -1;
-
-	/* Another online CPU; CPU numbers need not be dense. */
-	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
-	KUNIT_ASSERT_LT(test, cpu, nr_cpu_ids);
-	t = kthread_create(hammer_bits, &h, "pgalloc_tag_hammer");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	kthread_bind(t, cpu);
-	wake_up_process(t);
-
-	for (i = 0; !completion_done(&h.done); i++) {
-		last = (i * 2654435761UL) & ALLOC_TAG_IDX_MASK;
-		pgalloc_tag_idx_write(h.page, last);
-		if (pgalloc_tag_idx_read(h.page) != last)
-			lost_idx++;
-		cond_resched();
-	}
-	wait_for_completion(&h.done);
-
-	KUNIT_EXPECT_EQ(test, h.lost_bits, 0UL);
-	KUNIT_EXPECT_EQ(test, lost_idx, 0UL);
-	KUNIT_EXPECT_EQ(test, pgalloc_tag_idx_read(h.page), last);
-	KUNIT_EXPECT_TRUE(test, test_bit(PG_arch_1, &h.page->flags));
-	KUNIT_EXPECT_FALSE(test, folio_test_referenced(page_folio(h.page)));
-	kunit_info(test, "%lu index updates against %lu bit rounds", i, h.rounds);
 }
 
 /* Module tags get indices at load, decode to themselves, give them back. */
@@ -565,7 +474,6 @@ static struct kunit_case pgalloc_tag_test_cases[] = {
 	KUNIT_CASE(reserved_idx),
 	KUNIT_CASE(kernel_tag_round_trip),
 	KUNIT_CASE(page_ext_slot),
-	KUNIT_CASE_SLOW(neighbour_bits_concurrent),
 	KUNIT_CASE(module_table_grow_release),
 	KUNIT_CASE_PARAM(capacity_arithmetic, capacity_bits_gen_params),
 	KUNIT_CASE_PARAM(slab_slot_round_trip, slot_bytes_gen_params),

@@ -6,9 +6,10 @@
  * objects carry instead of a pointer to the tag: in the spare bits of
  * page->flags, in 2 or 4 bytes of page_ext, in 2 or 4 bytes a slab object.
  * The kernel's tags are numbered at boot in section order, a module's tags
- * at its load (mm/pgalloc_tag.c). How the allocator stores and decodes
- * an index is mm's business (mm/alloc_tag_storage.h); this is what the
- * rest of the kernel may know of it.
+ * at its load (mm/pgalloc_tag.c, mm/alloc_tag_module.c). How the
+ * allocator stores and decodes an index is mm's business
+ * (mm/alloc_tag_storage.h); this is what the rest of the kernel may know
+ * of it.
  */
 #ifndef _LINUX_ALLOC_TAG_IDX_H
 #define _LINUX_ALLOC_TAG_IDX_H
@@ -46,6 +47,7 @@ static inline unsigned long alloc_tag_ref_to_idx(union codetag_ref *ref)
 /* The codetag of index @idx, the empty one, or NULL if none. */
 struct codetag *alloc_tag_idx_to_ct(unsigned long idx);
 
+void alloc_tag_module_list_assert_held(void);
 void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
 			      const char *modname);
 void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool live);
