@@ -16,8 +16,6 @@
 #include "kselftest_harness.h"
 #include "alloc_tag_lib.h"
 
-/* -------- memory hotplug -------- */
-
 #define MEMORY_SYSFS	"/sys/devices/system/memory"
 #define HOTPLUG_MAX_BLOCKS 4096
 

@@ -3,6 +3,10 @@
  * What the alloc_tag selftests share: /proc/allocinfo read into call
  * sites, the test modules (lib/test_alloc_tag.c, lib/test_alloc_tag_pages.c)
  * loaded and driven, and the reasons a machine cannot run a test.
+ *
+ * The test modules come from /lib/modules/$(uname -r), where
+ * modules_install puts them (CONFIG_TEST_ALLOC_TAG=m), or from
+ * $ALLOC_TAG_MODULES, a directory, when that is set.
  */
 #ifndef ALLOC_TAG_LIB_H
 #define ALLOC_TAG_LIB_H

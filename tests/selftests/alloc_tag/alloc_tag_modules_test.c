@@ -15,8 +15,6 @@
 #include "kselftest_harness.h"
 #include "alloc_tag_lib.h"
 
-/* -------- modules -------- */
-
 /* Pages of a module freed after it is gone: the module inserts them into
  * this process's mapping, which holds the only reference; munmap() frees
  * them after the unload, through the kernel's own code.

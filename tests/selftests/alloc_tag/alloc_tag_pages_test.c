@@ -115,7 +115,7 @@ TEST_F_TIMEOUT(ops, every_order, 120)
 	EXPECT_NO_NEGATIVE();
 }
 
-/* -------- the other paths of test_alloc_tag, each from its own site -------- */
+/* -------- the other paths, each from its own site -------- */
 
 TEST_F(paths, bulk)
 {

@@ -23,8 +23,6 @@
 #include "kselftest_harness.h"
 #include "alloc_tag_lib.h"
 
-/* -------- stress -------- */
-
 static sig_atomic_t stop;	/* set by SIGALRM */
 
 #define READ_STOP() __atomic_load_n(&stop, __ATOMIC_RELAXED)
