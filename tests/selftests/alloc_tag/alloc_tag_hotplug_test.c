@@ -188,15 +188,16 @@ static void hotplug_round(struct __test_metadata *_metadata, int round, int mib,
  * twice: the second DIMM takes the first one's addresses, so its struct
  * pages (and page_ext) are built again where tagged pages were; counters
  * must be exact both times and no page may bring a stale index along
- * (the debug build checks every allocation for one). Needs a guest booted
- * with memory slots and the monitor relay (scripts/boot.sh -H), which
- * sets ALLOC_TAG_HOTPLUG.
+ * (the debug build checks every allocation for one). Needs a QEMU guest
+ * with free memory slots (-m SIZE,slots=N,maxmem=MAX) whose host relays
+ * the "#QMP " lines of this test's output to QEMU's monitor, and
+ * ALLOC_TAG_HOTPLUG=1 set to say so.
  */
 TEST_F_TIMEOUT(paths, memory_hotplug, 300)
 {
 	if (!getenv("ALLOC_TAG_HOTPLUG"))
-		SKIP(return, "no hotplug slots and monitor relay (%s)",
-		     "boot with scripts/boot.sh -H and ALLOC_TAG_HOTPLUG=1");
+		SKIP(return, "no monitor relay: %s",
+		     "run in a QEMU guest with memory slots whose host relays the \"#QMP \" output lines to QEMU's monitor, with ALLOC_TAG_HOTPLUG=1");
 	if (access(MEMORY_SYSFS "/block_size_bytes", R_OK))
 		SKIP(return, "no " MEMORY_SYSFS ": kernel without CONFIG_MEMORY_HOTPLUG");
 	hotplug_round(_metadata, 1, 256, 2048);
