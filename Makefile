@@ -29,7 +29,7 @@ help:
 	@echo 'make bench        cost of page-flags mode vs page_ext and no profiling:'
 	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
-	@echo 'make selftest     the alloc_tag kselftest, static, for the guest (build/guest)'
+	@echo 'make selftest     the alloc_tag kselftest'"'"'s programs, static, for the guest (build/guest)'
 	@echo 'make stress       the concurrent stress test, long (STRESS_SECONDS=, default 240)'
 	@echo 'make mm-selftests the kernel'"'"'s mm selftests on baseline, both modes, the debug build,'
 	@echo '                  compared test by test (about 6 min; NO_BUILD=1: kernels as built)'
@@ -68,13 +68,18 @@ allocinfo: deps
 	@mkdir -p build/guest && cp allocinfo/build/allocinfo.static build/guest/allocinfo
 
 # The alloc_tag kselftest (tests/selftests/alloc_tag, also in build/linux at
-# tools/testing/selftests/alloc_tag), static, for the guest.
-SELFTEST_SRC := tests/selftests/alloc_tag/alloc_tag_test.c
-build/guest/alloc_tag_test: $(SELFTEST_SRC) | assemble
+# tools/testing/selftests/alloc_tag): each program of its TEST_GEN_PROGS,
+# static, with the helpers they share, for the guest.
+SELFTEST_DIR := tests/selftests/alloc_tag
+SELFTEST_PROGS := $(shell sed -n 's/^TEST_GEN_PROGS *+*:*= *//p' $(SELFTEST_DIR)/Makefile)
+SELFTEST_LIB := $(SELFTEST_DIR)/alloc_tag_lib.c $(SELFTEST_DIR)/alloc_tag_lib.h
+build/guest/%_test: $(SELFTEST_DIR)/%_test.c $(SELFTEST_LIB) | assemble
 	@mkdir -p build/guest
-	gcc -static -Wall -O2 -I build/linux/tools/testing/selftests -o $@ $(SELFTEST_SRC)
+	gcc -static -Wall -O2 -I build/linux/tools/testing/selftests -o $@ $< $(SELFTEST_DIR)/alloc_tag_lib.c
 
-selftest: assemble build/guest/alloc_tag_test
+# The one program the kselftest was before it was split is gone from the guest.
+selftest: assemble $(addprefix build/guest/,$(SELFTEST_PROGS))
+	@rm -f build/guest/alloc_tag_test
 
 initramfs: build allocinfo selftest
 	@scripts/initramfs.sh $(ID)

@@ -84,6 +84,8 @@ if ! kmake bzImage modules > "$obj/build.log" 2>&1; then
 	grep -E 'error|Error' "$obj/build.log" | head -20 >&2
 	die "the kernel build failed (full log: $obj/build.log)" "fix the error above in $TREE, then 'make export'"
 fi
+# The kernel's own modules (only what the fragments make =m: the
+# kselftest's CONFIG_TEST_ALLOC_TAG), stripped, for the initramfs.
 rm -rf "$obj/modroot"
 kmake -s INSTALL_MOD_PATH="$obj/modroot" INSTALL_MOD_STRIP=1 modules_install >> "$obj/build.log" 2>&1 ||
 	die "modules_install failed (see $obj/build.log)" "check the free disk space and retry"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # initramfs.sh ID: the guest's root file system for build/obj/ID:
-# Debian's static busybox, /init, the build's modules, and the project's
-# guest files under /opt/pftag. Written to build/obj/ID/initramfs.cpio.
+# Debian's static busybox, /init, the kernel's own modules (those the
+# config makes =m, such as CONFIG_TEST_ALLOC_TAG's, stripped, under
+# /lib/modules/RELEASE with their modules.dep, for modprobe), and the
+# project's guest files and out-of-tree test modules under /opt/pftag.
+# Written to build/obj/ID/initramfs.cpio.
 STEP=initramfs
 . "$(dirname "$0")/lib.sh"
 
@@ -20,7 +23,10 @@ for applet in $("$busybox" --list-full); do
 	[ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
 done
 install -m 755 "$TOP/scripts/guest/init" "$root/init"
+# The kernel's modules as modules_install left them (scripts/build.sh);
+# the build and source links point into the host, not into the guest.
 [ ! -d "$obj/modroot/lib" ] || cp -a "$obj/modroot/lib" "$root/"
+find "$root/lib/modules" -maxdepth 2 -type l \( -name build -o -name source \) -delete 2> /dev/null || true
 # Guest-side scripts and static test programs of the project.
 for d in "$TOP/scripts/guest" "$BUILD/guest"; do
 	[ -d "$d" ] || continue

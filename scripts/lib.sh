@@ -14,7 +14,7 @@ TREE=${TREE:-$BUILD/linux}
 # Directories of the project whose files are new kernel files (the
 # overlay): DIR lands at the same path in the kernel tree, DIR=KDIR under
 # KDIR instead.
-OVERLAY_DIRS="mm include tests/selftests/alloc_tag=tools/testing/selftests/alloc_tag"
+OVERLAY_DIRS="mm include lib tests/selftests/alloc_tag=tools/testing/selftests/alloc_tag"
 
 # die MESSAGE [WAY-OUT]: stop this step with a message naming it and the
 # way out, and a non-zero exit.

@@ -8,8 +8,9 @@
 #      as unindexed and its page allocations as unindexed, charged to no
 #      tag; its unload gives everything back, and loaded again without
 #      faults it gets indices and exact counters;
-#   2. every pftag_ops page path while every allocation made from the
-#      module's code fails: each command fails, no pftag_ops counter
+#   2. every page path of the in-tree test module test_alloc_tag
+#      (CONFIG_TEST_ALLOC_TAG) while every allocation made from the
+#      module's code fails: each command fails, no test_alloc_tag counter
 #      moves; the same commands without faults then give the exact
 #      counters (derived below), which go back to 0 when freed.
 #   3. pftag_slab loads while every allocation of a slab's tag block
@@ -41,7 +42,7 @@ slab_cache_line=$(grep -n '/\* SITE:cache \*/' "$slab_src" | cut -d: -f1)
 slab_bulk_line=$(grep -n '/\* SITE:bulk \*/' "$slab_src" | cut -d: -f1)
 slab_site() { awk -v l="pftag_slab.c:$2" '$3 ~ "/" l "$" || $3 == l { print $1, $2 }' <<< "$1"; }
 
-# pftag_ops commands and what each leaves charged: site, bytes, calls.
+# test_alloc_tag commands and what each leaves charged: site, bytes, calls.
 cmds=(
 	"pages 0 8|ops_pages|$((8 * P))|8"
 	"pages 3 2|ops_pages|$((2 * 8 * P))|2"
@@ -68,7 +69,7 @@ S=/sys/kernel/debug/alloc_tag/storage
 FP=/sys/kernel/debug/fail_page_alloc
 FS=/sys/kernel/debug/failslab
 M=/opt/pftag/modules
-C=/sys/kernel/debug/pftag_ops/ctl
+C=/sys/kernel/debug/test_alloc_tag/ctl
 # inject START END: every page and slab allocation whose stack passes
 # through [START, END) fails; stop: none does.
 inject() {
@@ -113,8 +114,8 @@ echo 1 > /sys/kernel/debug/pftag_pages/free
 rmmod pftag_pages
 echo '== map-failure-reports'; dmesg | grep -cE 'page allocation failure|vmalloc error'
 
-insmod \$M/pftag_ops.ko
-r=\$(module_range pftag_ops)
+modprobe test_alloc_tag
+r=\$(module_range test_alloc_tag)
 echo '== ops-range'; echo \$r
 inject \$r
 echo '== ops-failed'
@@ -123,12 +124,12 @@ for c in $list; do
 done
 stop
 echo '== ops-held'; cat \$C
-echo '== ops-lines-failed'; grep '\\[pftag_ops\\]' /proc/allocinfo
+echo '== ops-lines-failed'; grep '\\[test_alloc_tag\\]' /proc/allocinfo
 for c in $list; do echo \"\$c\" > \$C || echo \"command failed without faults: \$c\"; done
-echo '== ops-lines'; grep '\\[pftag_ops\\]' /proc/allocinfo
+echo '== ops-lines'; grep '\\[test_alloc_tag\\]' /proc/allocinfo
 echo 'free all' > \$C
-echo '== ops-lines-freed'; grep '\\[pftag_ops\\]' /proc/allocinfo
-rmmod pftag_ops
+echo '== ops-lines-freed'; grep '\\[test_alloc_tag\\]' /proc/allocinfo
+rmmod test_alloc_tag
 
 r=\$(range slab_tag_block_create)
 echo '== block-range'; echo \$r
@@ -184,13 +185,13 @@ for mode in flags page_ext; do
 	eq "$mode: pftag_pages.c:$lineN has 2 order-2 allocations" "$((2 * 4 * P)) 2" "$(tag_line "$al" "$lineN" | awk '{ print $1, $2 }')"
 
 	read -r lo hi <<< "$(section ops-range "$f")"
-	check "$mode: pftag_ops's code range, from /proc/kallsyms, is its code only (under 1 MiB)" \
+	check "$mode: test_alloc_tag's code range, from /proc/kallsyms, is its code only (under 1 MiB)" \
 		bash -c '[[ $1 =~ ^0x[0-9a-f]+$ && $2 =~ ^0x[0-9a-f]+$ ]] && (($2 > $1 && $2 - $1 < 1 << 20))' _ "$lo" "$hi"
 	eq "$mode: every command fails while its allocations fail" "" "$(section ops-failed "$f" | grep -v '^failed: ')"
 	eq "$mode: every command was tried" "${#cmds[@]}" "$(section ops-failed "$f" | grep -c '^failed: ')"
 	eq "$mode: nothing is held after the failures" "" \
 		"$(section ops-held "$f" | awk '$1 != "movable_pfns" && $2 != 0')"
-	eq "$mode: no pftag_ops counter moved for the failed allocations" "" \
+	eq "$mode: no test_alloc_tag counter moved for the failed allocations" "" \
 		"$(section ops-lines-failed "$f" | awk '$1 != 0 || $2 != 0')"
 	ol=$(section ops-lines "$f")
 	eq "$mode: every command succeeds without faults" "" "$(grep 'command failed' "$f")"
@@ -199,7 +200,7 @@ for mode in flags page_ext; do
 			"${want_bytes[$func]} ${want_calls[$func]}" \
 			"$(awk -v f="func:$func" '$5 == f { b += $1; c += $2 } END { print b + 0, c + 0 }' <<< "$ol")"
 	done
-	eq "$mode: every pftag_ops line is 0 once freed" "" \
+	eq "$mode: every test_alloc_tag line is 0 once freed" "" \
 		"$(section ops-lines-freed "$f" | awk '$1 != 0 || $2 != 0')"
 	check "$mode: slab_tag_block_create is found in /proc/kallsyms" \
 		grep -qE '^0x[0-9a-f]+ 0x[0-9a-f]+$' <(section block-range "$f")

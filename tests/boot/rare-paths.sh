@@ -9,7 +9,7 @@
 #     calls become one per 2 MiB page;
 #   - paths.memory_hotplug: twice, a 256 MiB DIMM added through QEMU's
 #     monitor (scripts/boot.sh -H), onlined movable, 2048 pages allocated
-#     from it at [pftag_ops] func:ops_movable and freed, offlined and
+#     from it at [test_alloc_tag] func:ops_movable and freed, offlined and
 #     removed; exact counters both times, the second DIMM at the first
 #     one's addresses.
 # Both must run here: a skip is a failure. After them: no negative
@@ -21,7 +21,8 @@ mkdir -p "$o"
 script="
 echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
 echo '== selftest'
-ALLOC_TAG_HOTPLUG=1 /opt/pftag/bin/alloc_tag_test -t hugetlb_demote -t memory_hotplug
+/opt/pftag/bin/alloc_tag_mm_test -t hugetlb_demote
+ALLOC_TAG_HOTPLUG=1 /opt/pftag/bin/alloc_tag_hotplug_test -t memory_hotplug
 echo '== end'
 "
 

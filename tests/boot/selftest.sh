@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The alloc_tag kselftest (tests/selftests/alloc_tag) in both storage
-# modes, and on the debug build of each distribution layout in LAYOUTS
-# (tests/lib.sh), on a 2-node guest (migration between nodes), each of its TAP
-# results reported here with the mode. Before the suite, each boot runs
-# the same deterministic workload of pftag_ops: its lines must show the
+# The alloc_tag kselftest (tests/selftests/alloc_tag, every program of
+# its TEST_GEN_PROGS) in both storage modes, and on the debug build of each
+# distribution layout in LAYOUTS (tests/lib.sh), on a 2-node guest
+# (migration between nodes), each of its TAP results reported here with
+# the mode. Before the suite, each boot runs the same deterministic
+# workload of the in-tree test module test_alloc_tag
+# (CONFIG_TEST_ALLOC_TAG, lib/test_alloc_tag.c): its lines must show the
 # bytes and calls derived below in both modes, and the two
 # /proc/allocinfo files must differ only in page_ext's own line and in
 # boot noise, listed in build/test/selftest/allocinfo-flags-vs-page_ext.diff.
@@ -37,19 +39,27 @@ for w in "${workload[@]}"; do
 	cmds="$cmds echo '$cmd' > \$C;"
 done
 
+# The kselftest's programs, in the order of its Makefile, one TAP stream
+# after the other in one section (a "== " line would end it).
+progs=$(sed -n 's/^TEST_GEN_PROGS *+*:*= *//p' "$TOP/tests/selftests/alloc_tag/Makefile")
+[ -n "$progs" ] || { fail "tests/selftests/alloc_tag/Makefile lists the programs"; done_testing; }
+run_progs=""
+for p in $progs; do
+	run_progs="$run_progs
+ALLOC_TAG_STRESS=$stress /opt/pftag/bin/$p; echo \"# $p: exit status \$?\""
+done
+
 script="
-C=/sys/kernel/debug/pftag_ops/ctl
+C=/sys/kernel/debug/test_alloc_tag/ctl
 echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
 echo '== page-tags-start'; cat /sys/kernel/debug/alloc_tag/page_tags
-insmod /opt/pftag/modules/pftag_ops.ko
+modprobe test_alloc_tag
 $cmds
 echo 'release shared' > \$C
 echo '== allocinfo-workload'; cat /proc/allocinfo
 echo 'free all' > \$C
 echo '== allocinfo-freed'; cat /proc/allocinfo
-echo '== selftest'
-ALLOC_TAG_STRESS=$stress /opt/pftag/bin/alloc_tag_test
-echo \"== selftest-rc\"; echo \$?
+echo '== selftest'$run_progs
 echo '== allocinfo-end'; cat /proc/allocinfo
 echo '== page-tags-end'; cat /sys/kernel/debug/alloc_tag/page_tags
 echo '== end'
@@ -78,26 +88,26 @@ for run in "${runs[@]}"; do
 	section allocinfo-workload "$f" > "$o/$mode.allocinfo"
 	section allocinfo-freed "$f" > "$o/$mode.freed"
 	for func in "${!want_bytes[@]}"; do
-		eq "$mode: workload: [pftag_ops] func:$func holds ${want_bytes[$func]} bytes in ${want_calls[$func]} calls" \
+		eq "$mode: workload: [test_alloc_tag] func:$func holds ${want_bytes[$func]} bytes in ${want_calls[$func]} calls" \
 			"${want_bytes[$func]} ${want_calls[$func]}" \
-			"$(awk -v f="func:$func" '$4 == "[pftag_ops]" && $5 == f { b += $1; c += $2 }
+			"$(awk -v f="func:$func" '$4 == "[test_alloc_tag]" && $5 == f { b += $1; c += $2 }
 				END { print b + 0, c + 0 }' "$o/$mode.allocinfo")"
 	done
 	# file:line of every call site, from its SITE: marker in the source.
 	while IFS=: read -r line name; do
 		name=${name#*SITE:}
 		name=${name%% *}
-		check "$mode: SITE:$name is pftag_ops.c:$line func:ops_$name" \
-			grep -qE " [^ ]*pftag_ops\.c:$line \[pftag_ops\] func:ops_$name \$" "$o/$mode.allocinfo"
-	done < <(grep -n '/\* SITE:' "$TOP/tests/modules/pftag_ops.c" | grep -v '^[0-9]*: \*')
-	eq "$mode: workload freed: every pftag_ops line is 0 bytes, 0 calls" "" \
-		"$(awk '$4 == "[pftag_ops]" && ($1 != 0 || $2 != 0)' "$o/$mode.freed")"
+		check "$mode: SITE:$name is lib/test_alloc_tag.c:$line func:ops_$name" \
+			grep -qE " ([^ ]*/)?lib/test_alloc_tag\.c:$line \[test_alloc_tag\] func:ops_$name \$" "$o/$mode.allocinfo"
+	done < <(grep -n '/\* SITE:' "$TOP/lib/test_alloc_tag.c" | grep -v '^[0-9]*: \*')
+	eq "$mode: workload freed: every test_alloc_tag line is 0 bytes, 0 calls" "" \
+		"$(awk '$4 == "[test_alloc_tag]" && ($1 != 0 || $2 != 0)' "$o/$mode.freed")"
 	section selftest "$f" > "$o/$mode.tap"
 	report "$mode" "$o/$mode.tap"
 	grep -E '^# (Totals|PASSED|FAILED)' "$o/$mode.tap" | sed "s/^# /#   info: $mode: /"
 	if [[ $kernel == *+debug* ]]; then
 		# Expected warnings: QEMU's topology one, and the suite's
-		# unloads of pftag_ops with live pages.
+		# unloads of test_alloc_tag with live pages.
 		eq "$mode: no debug check fired, no other warning" "" \
 			"$(debug_reports "$o/$mode/console.log" \
 				"$QEMU_TOPOLOGY_WARNING|lib/alloc_tag.c:[0-9]+ alloc_tag_module_unload")"
@@ -110,8 +120,8 @@ done
 for l in $LAYOUTS; do
 	[ -s "$o/layout-$l.allocinfo" ] && [ -s "$o/flags.allocinfo" ] || continue
 	# bytes, calls, file name (the build directory differs), tag
-	ops_lines() { awk '$4 == "[pftag_ops]" { sub(".*/", "", $3); print }' "$1"; }
-	eq "layout-$l: every pftag_ops line equals page-flags mode's" \
+	ops_lines() { awk '$4 == "[test_alloc_tag]" { sub(".*/", "", $3); print }' "$1"; }
+	eq "layout-$l: every test_alloc_tag line equals page-flags mode's" \
 		"$(ops_lines "$o/flags.allocinfo")" "$(ops_lines "$o/layout-$l.allocinfo")"
 done
 
@@ -120,8 +130,8 @@ a=$o/flags.allocinfo b=$o/page_ext.allocinfo
 if [ -s "$a" ] && [ -s "$b" ]; then
 	keys() { sed '1,2d' "$1" | awk '{ $1 = $2 = ""; print }'; }
 	eq "both modes list the same tags" "" "$(diff <(keys "$a" | sort) <(keys "$b" | sort))"
-	eq "both modes give every pftag_ops line the same bytes and calls" \
-		"$(grep '\[pftag_ops\]' "$a")" "$(grep '\[pftag_ops\]' "$b")"
+	eq "both modes give every test_alloc_tag line the same bytes and calls" \
+		"$(grep '\[test_alloc_tag\]' "$a")" "$(grep '\[test_alloc_tag\]' "$b")"
 	d=$o/allocinfo-flags-vs-page_ext.diff
 	{
 		echo "# /proc/allocinfo after the same workload: page flags (<) vs page_ext (>)"
@@ -135,11 +145,11 @@ if [ -s "$a" ] && [ -s "$b" ]; then
 			else if ($1 ~ /func:module_map_grow$/) cause = "the module index map (its size follows the module loads of each boot)"
 			else if ($1 ~ /func:(p4d_alloc_one|vmap_init_nodes)$/)
 				cause = "early boot: allocated before page_ext is ready, tagged in page-flags mode only"
-			else if ($1 ~ /\[pftag_ops\]/) cause = "TEST TAG (must not differ)"
+			else if ($1 ~ /\[test_alloc_tag\]/) cause = "TEST TAG (must not differ)"
 			printf "%-60s flags: %-22s page_ext: %-22s %s\n", $1, $2, $3, cause
 		}'
 	} > "$d"
-	eq "no pftag_ops line differs between the modes" "" "$(grep 'TEST TAG' "$d")"
+	eq "no test_alloc_tag line differs between the modes" "" "$(grep 'TEST TAG' "$d")"
 	eq "page_ext's own line differs between the modes" 1 "$(grep -c 'func:alloc_page_ext' "$d")"
 	echo "#   info: $(($(wc -l < "$d") - 2)) lines differ between the modes; see $d"
 fi

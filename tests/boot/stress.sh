@@ -14,9 +14,9 @@ if ! out=$(build_profiling debug); then
 	done_testing
 fi
 script="
-insmod /opt/pftag/modules/pftag_ops.ko
+modprobe test_alloc_tag
 echo '== selftest'
-ALLOC_TAG_STRESS=$seconds /opt/pftag/bin/alloc_tag_test -t stress
+ALLOC_TAG_STRESS=$seconds /opt/pftag/bin/alloc_tag_stress_test -t stress
 echo '== end'
 "
 for mode in flags page_ext; do

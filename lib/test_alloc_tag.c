@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pftag_ops: every way of allocating and freeing pages whose tag the
- * series must move, each from one known call site, driven from userspace,
- * so that tests can derive the exact bytes and calls /proc/allocinfo must
- * show. Every call site has its own function (allocinfo names it:
- * "[pftag_ops] func:ops_<site>") and a "SITE:" marker on its line (the
- * host tests derive file:line from it).
+ * Test module of the alloc_tag kselftest (tools/testing/selftests/alloc_tag):
+ * every way of allocating and freeing pages whose allocation tag must
+ * follow the page, each from one known call site, driven from userspace,
+ * so that the test can derive the exact bytes and calls /proc/allocinfo
+ * must show. Every call site has its own function (allocinfo names it:
+ * "[test_alloc_tag] func:ops_<site>") and a "SITE:" marker on its line,
+ * from which a test can find the site's file:line.
  *
- * Commands written to /sys/kernel/debug/pftag_ops/ctl, one per write:
+ * Commands written to /sys/kernel/debug/test_alloc_tag/ctl, one per write:
  *
  *   pages ORDER N     N alloc_pages(ORDER), not compound     SITE:pages
  *   bulk N            N pages from one alloc_pages_bulk_array SITE:bulk
@@ -39,8 +40,8 @@
  * Reading ctl gives "KIND COUNT" lines: what is held, "cache_shrunk",
  * the pages the shrinker gave back so far, and "movable_pfns FIRST LAST",
  * the lowest and highest page frame numbers of the movable pages held (0 0
- * when none). Unloading frees everything
- * held (not the mapped pages: they belong to the mappings).
+ * when none). Unloading frees everything held (not the mapped pages:
+ * they belong to the mappings).
  */
 #include <linux/debugfs.h>
 #include <linux/gfp.h>
@@ -475,20 +476,20 @@ static const struct file_operations ctl_fops = {
 	.write = ctl_write,
 };
 
-static int __init pftag_ops_init(void)
+static int __init test_alloc_tag_init(void)
 {
-	shrinker = shrinker_alloc(0, "pftag_ops");
+	shrinker = shrinker_alloc(0, "test_alloc_tag");
 	if (!shrinker)
 		return -ENOMEM;
 	shrinker->count_objects = cache_shrink_count;
 	shrinker->scan_objects = cache_shrink_scan;
 	shrinker_register(shrinker);
-	dir = debugfs_create_dir("pftag_ops", NULL);
+	dir = debugfs_create_dir("test_alloc_tag", NULL);
 	debugfs_create_file("ctl", 0600, dir, NULL, &ctl_fops);
 	return 0;
 }
 
-static void __exit pftag_ops_exit(void)
+static void __exit test_alloc_tag_exit(void)
 {
 	debugfs_remove(dir);
 	shrinker_free(shrinker);
@@ -498,7 +499,7 @@ static void __exit pftag_ops_exit(void)
 	cache_free(ULONG_MAX);
 }
 
-module_init(pftag_ops_init);
-module_exit(pftag_ops_exit);
-MODULE_DESCRIPTION("Page allocation paths from known call sites for allocation profiling tests");
+module_init(test_alloc_tag_init);
+module_exit(test_alloc_tag_exit);
+MODULE_DESCRIPTION("Page allocation paths from known call sites, for the alloc_tag kselftest");
 MODULE_LICENSE("GPL");
