@@ -33,7 +33,7 @@ help:
 	@echo 'make stress       the concurrent stress test, long (STRESS_SECONDS=, default 240)'
 	@echo 'make mm-selftests the kernel'"'"'s mm selftests on baseline, both modes, the debug build,'
 	@echo '                  kernels with what the tests need, compared test by test'
-	@echo '                  (about 50 min with the kernels built; NO_BUILD=1: kernels as built)'
+	@echo '                  (about 55 min with the kernels built; NO_BUILD=1: kernels as built)'
 	@echo 'make deps         install the Debian packages that are missing (root)'
 	@echo 'make clean        remove the build outputs, keep build/linux and ccache'
 	@echo 'make distclean    remove build/ entirely'
@@ -106,8 +106,8 @@ stress: deps assemble allocinfo selftest
 # and of its debug build, each built with scripts/config/mm-selftests.config
 # (what the tests need), compared test by test; the failures allowed are
 # those of tests/long/mm-selftests.known (tests/long/mm-selftests.sh).
-# Not part of `make test`: three more kernels, and five boots of 10 to 15
-# minutes, two at a time.
+# Not part of `make test`: three more kernels, and five boots of about
+# 18 minutes under TCG, two at a time (about 55 minutes).
 mm-selftests: deps assemble
 	@mkdir -p build/test
 	@set -o pipefail; tests/long/mm-selftests.sh | tee build/test/long-mm-selftests.log

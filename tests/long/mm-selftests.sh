@@ -20,8 +20,8 @@
 # /proc/allocinfo counter may be negative, and no console may show a
 # warning or BUG.
 #
-# Not part of `make test`: about 45 minutes with the kernels built (five
-# boots of 10 to 15 minutes under TCG, two at a time), the three kernels'
+# Not part of `make test`: about 55 minutes with the kernels built (five
+# boots of about 18 minutes under TCG, two at a time), the three kernels'
 # builds on top: `make mm-selftests`. NO_BUILD=1 boots the kernels as
 # they are built; MM_SELFTESTS="NAME ..." runs those tests only;
 # MM_SELFTESTS_CONFIGS="baseline flags" those configurations only;
