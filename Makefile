@@ -32,7 +32,8 @@ help:
 	@echo 'make selftest     the alloc_tag kselftest'"'"'s programs, static, for the guest (build/guest)'
 	@echo 'make stress       the concurrent stress test, long (STRESS_SECONDS=, default 240)'
 	@echo 'make mm-selftests the kernel'"'"'s mm selftests on baseline, both modes, the debug build,'
-	@echo '                  compared test by test (about 6 min; NO_BUILD=1: kernels as built)'
+	@echo '                  kernels with what the tests need, compared test by test'
+	@echo '                  (about 55 min with the kernels built; NO_BUILD=1: kernels as built)'
 	@echo 'make deps         install the Debian packages that are missing (root)'
 	@echo 'make clean        remove the build outputs, keep build/linux and ccache'
 	@echo 'make distclean    remove build/ entirely'
@@ -102,9 +103,11 @@ stress: deps assemble allocinfo selftest
 
 # The kernel's mm selftests (tools/testing/selftests/mm), static, in
 # guests of the baseline kernel and of both modes of the profiling kernel
-# and of its debug build, compared test by test
-# (tests/long/mm-selftests.sh). Not part of `make test`: about 6 minutes,
-# five more boots.
+# and of its debug build, each built with scripts/config/mm-selftests.config
+# (what the tests need), compared test by test; the failures allowed are
+# those of tests/long/mm-selftests.known (tests/long/mm-selftests.sh).
+# Not part of `make test`: three more kernels, and five boots of about
+# 18 minutes under TCG, two at a time (about 55 minutes).
 mm-selftests: deps assemble
 	@mkdir -p build/test
 	@set -o pipefail; tests/long/mm-selftests.sh | tee build/test/long-mm-selftests.log

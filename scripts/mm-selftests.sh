@@ -22,7 +22,8 @@
 #   mm-selftests.cpio  the archive for scripts/boot.sh -x
 #
 # Needs the static libraries of libnuma, libcap and liburing (Debian's
-# libnuma-dev, libcap-dev and liburing-dev), installed here when missing.
+# libnuma-dev, libcap-dev and liburing-dev) and gcc -m32 for the 32-bit
+# protection keys tests (gcc-multilib), installed here when missing.
 STEP=mm-selftests
 . "$(dirname "$0")/lib.sh"
 
@@ -32,8 +33,9 @@ OUT=${OUT:-$BUILD/mm-selftests}
 
 # The libraries the Makefile links (ksm_tests and migration: -lnuma;
 # mlock-random-test and memfd_secret: -lcap; cow and gup_longterm:
-# -luring when check_config.sh finds it).
-pkgs=(libnuma-dev libcap-dev liburing-dev)
+# -luring when check_config.sh finds it; protection_keys_32 and
+# pkey_sighandler_tests_32: gcc -m32).
+pkgs=(libnuma-dev libcap-dev liburing-dev gcc-multilib)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -125,7 +127,7 @@ done
 # The 32-bit variants are in TEST_GEN_FILES only where gcc -m32 links.
 if [ "$can_i386" != 1 ]; then
 	for t in protection_keys_32 pkey_sighandler_tests_32; do
-		printf '%s: the Makefile builds it only when gcc -m32 links (gcc-multilib), and the kernels have no IA32_EMULATION to run it\n' \
+		printf '%s: the Makefile builds it only when gcc -m32 links (gcc-multilib)\n' \
 			"$t" >> "$OUT/unbuilt.txt"
 	done
 fi
