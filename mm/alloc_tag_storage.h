@@ -9,6 +9,7 @@
 #ifndef _MM_ALLOC_TAG_STORAGE_H
 #define _MM_ALLOC_TAG_STORAGE_H
 
+#include <linux/alloc_tag_capture.h>
 #include <linux/alloc_tag_idx.h>
 #include <linux/pgalloc_tag.h>
 
@@ -321,7 +322,10 @@ void __pgalloc_tag_add_ext(struct page *page, unsigned int order);
 void __pgalloc_tag_sub_ext(struct page *page, unsigned int order);
 struct alloc_tag *__pgalloc_tag_get(struct page *page);
 
-/* Charge an allocation of @bytes to @tag's per-CPU counters. */
+/*
+ * Charge an allocation of @bytes to @tag's per-CPU counters, and record
+ * its call chain if the tag is chosen for capture.
+ */
 static __always_inline void alloc_tag_charge(struct alloc_tag *tag, size_t bytes)
 {
 	/*
@@ -333,6 +337,7 @@ static __always_inline void alloc_tag_charge(struct alloc_tag *tag, size_t bytes
 
 	this_cpu_inc(counters->calls);
 	this_cpu_add(counters->bytes, bytes);
+	alloc_tag_capture_hook(tag, bytes);
 }
 
 /* Charge 2^@order pages to @tag's per-CPU counters. */
