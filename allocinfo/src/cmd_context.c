@@ -265,7 +265,8 @@ static void node_sort(struct cx_node *n)
 {
 	size_t i;
 
-	qsort(n->kids, n->nkids, sizeof(*n->kids), node_cmp);
+	if (n->nkids > 1)
+		qsort(n->kids, n->nkids, sizeof(*n->kids), node_cmp);
 	for (i = 0; i < n->nkids; i++)
 		node_sort(n->kids[i]);
 }
@@ -321,7 +322,11 @@ static void print_split(const struct cx_tag *t, const struct cx_node *root, doub
 	size_t i;
 	int any = 0;
 
-	printf("  callers of %s:", s == root ? "(none)" : s->name);
+	if (!s->nkids) {
+		printf("  one call chain\n");
+		return;
+	}
+	printf("  callers of %s:", s == root ? "the tag" : s->name);
 	for (i = 0; i < s->nkids; i++) {
 		const struct cx_node *k = s->kids[i];
 
@@ -376,7 +381,7 @@ static void show_text(const struct cx_data *d, double min, int depth)
 		char h[32];
 
 		printf("%s (%s)\n", t->site, t->state);
-		printf("  %s bytes in %llu calls, %zu chains; overflow %llu calls, unrecorded %llu calls\n",
+		printf("  %s in %llu calls, %zu chains; overflow %llu calls, unrecorded %llu calls\n",
 		       ai_human((int64_t)t->bytes, h, sizeof(h)), (unsigned long long)t->calls,
 		       t->nchains, (unsigned long long)t->ovf_calls,
 		       (unsigned long long)t->unrec_calls);
@@ -415,7 +420,8 @@ static void show_json(struct cx_data *d, uint64_t top)
 		struct cx_tag *t = &d->tags[i];
 		size_t n = top && top < t->nchains ? top : t->nchains;
 
-		qsort(t->chains, t->nchains, sizeof(*t->chains), chain_cmp);
+		if (t->nchains > 1)
+			qsort(t->chains, t->nchains, sizeof(*t->chains), chain_cmp);
 		printf("%s{\"site\":", i ? "," : "");
 		ai_json_str(stdout, t->site);
 		printf(",\"file\":");
