@@ -470,6 +470,11 @@ static void fn_add(struct capture_tag *ct, unsigned long addr)
 	}
 }
 
+static bool same_module(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
 /* @name is @fn, or a copy of it the compiler made (fn.constprop.0, ...). */
 static bool fn_name_match(const char *name, const char *fn)
 {
@@ -486,7 +491,7 @@ static int fn_scan_one(void *data, const char *name, unsigned long addr)
 	for (i = 0; i < scan->nr; i++) {
 		struct capture_tag *ct = scan->new[i];
 
-		if (scan->modname != ct->tag->ct.modname)
+		if (!same_module(scan->modname, ct->tag->ct.modname))
 			continue;
 		if (fn_name_match(name, ct->tag->ct.function))
 			fn_add(ct, addr);
@@ -507,7 +512,7 @@ static void capture_find_fns(struct capture_tag **new, unsigned int nr)
 		if (!modname)
 			continue;
 		for (j = 0; j < i; j++)
-			if (new[j]->tag->ct.modname == modname)
+			if (same_module(new[j]->tag->ct.modname, modname))
 				break;
 		if (j < i)
 			continue;
