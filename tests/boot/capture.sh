@@ -181,7 +181,7 @@ check_capture() { # NAME KERNEL APPEND STRESS(0|1)
 				"${c#*:} $(( ${c#*:} * unit ))" "$(chain "$chains" $t "ctx_caller_${c%:*}")"
 		done
 	done
-	eq "$name: a chain starts at the helper, then its caller" "3" \
+	eq "$name: every chain starts at its helper, then ctx_call, then a caller" "6" \
 		"$(grep -cE '^chain [01] [0-9]+ .* stack ctx_(page|slab)_helper[^;]*;ctx_call[^;]*;ctx_caller_[abc]' <<< "$chains")"
 
 	local c2
