@@ -23,7 +23,7 @@ C=/sys/kernel/debug/alloc_tag/capture
 R=/sys/kernel/debug/pftag_ctx/run
 # w FILE TEXT: write TEXT to FILE of capture, say "ok" or the error and last_error.
 w() {
-	if printf '%s\n' "$2" > $C/$1 2> /tmp/err; then
+	if echo "$2" > $C/$1 2> /tmp/err; then
 		echo "$1 $2 => ok"
 	else
 		echo "$1 $2 => $(sed 's/.*: //' /tmp/err) | $(cat $C/last_error)"
@@ -73,7 +73,7 @@ w tags clear
 echo '== enospc'
 awk 'NR > 2 { print $3, ($4 ~ /^\[/ ? $4 " " $5 : $4) }' /proc/allocinfo | sort -u | head -80 > /tmp/keys
 while read -r k; do
-	printf '%s\n' "$k" > $C/tags 2> /tmp/err && continue
+	echo "$k" > $C/tags 2> /tmp/err && continue
 	echo "full at $(wc -l < $C/tags): $(sed 's/.*: //' /tmp/err) | $(cat $C/last_error)"
 	break
 done < /tmp/keys

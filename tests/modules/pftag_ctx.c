@@ -11,10 +11,11 @@
  *   ctx_other_helper()  kmalloc(CTX_SLAB_SIZE), not chosen by the tests,
  *                       called as often as the others    SITE:other
  *
- *   ctx_caller_a() 90 calls, ctx_caller_b() 6, ctx_caller_c() 4 a round.
+ *   ctx_caller_a() 90 calls, ctx_caller_b() 6, ctx_caller_c() 4 a round
+ *   (module parameters calls_by_a, _b and _c).
  *
  * Write to /sys/kernel/debug/pftag_ctx/run: "pages", "slab" or "other"
- * for a round of 100 calls of that helper, whose allocations are kept;
+ * for a round of calls of that helper, whose allocations are kept;
  * "free" frees every allocation kept. Unloading frees them too.
  */
 #include <linux/debugfs.h>
@@ -29,6 +30,19 @@
 #define CTX_HELD_MAX	(CTX_ROUNDS_MAX * 100)
 
 enum ctx_kind { CTX_PAGES, CTX_SLAB, CTX_OTHER };
+
+/*
+ * Calls a round by each caller. Parameters rather than constants: the
+ * compiler would unroll a loop of a few constant iterations into as many
+ * calls, each a call site, and so a chain, of its own.
+ */
+static unsigned int calls_by_a = 90, calls_by_b = 6, calls_by_c = 4;
+module_param(calls_by_a, uint, 0644);
+module_param(calls_by_b, uint, 0644);
+module_param(calls_by_c, uint, 0644);
+MODULE_PARM_DESC(calls_by_a, "calls of a helper by ctx_caller_a() a round");
+MODULE_PARM_DESC(calls_by_b, "calls of a helper by ctx_caller_b() a round");
+MODULE_PARM_DESC(calls_by_c, "calls of a helper by ctx_caller_c() a round");
 
 /* protects held[], nr_held */
 static DEFINE_MUTEX(ctx_lock);
@@ -54,11 +68,18 @@ static noinline void *ctx_other_helper(void)
 	return kmalloc(CTX_SLAB_SIZE, GFP_KERNEL);	/* SITE:other */
 }
 
-/* Allocate with the helper of @kind and keep it; not a tail call. */
+/* Keep @p, allocated by the helper of @kind; free it when full. */
 static noinline void ctx_keep(enum ctx_kind kind, void *p)
 {
 	if (!p)
 		return;
+	if (nr_held == CTX_HELD_MAX) {
+		if (kind == CTX_PAGES)
+			__free_pages(p, 0);
+		else
+			kfree(p);
+		return;
+	}
 	held[nr_held].kind = kind;
 	held[nr_held].p = p;
 	nr_held++;
@@ -111,11 +132,11 @@ static void ctx_round(enum ctx_kind kind)
 {
 	unsigned int i;
 
-	for (i = 0; i < 90; i++)
+	for (i = 0; i < READ_ONCE(calls_by_a); i++)
 		ctx_caller_a(kind);
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < READ_ONCE(calls_by_b); i++)
 		ctx_caller_b(kind);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < READ_ONCE(calls_by_c); i++)
 		ctx_caller_c(kind);
 }
 
@@ -148,7 +169,7 @@ static ssize_t run_write(struct file *file, const char __user *ubuf,
 	mutex_lock(&ctx_lock);
 	if (!strcmp(buf, "free"))
 		ctx_free_all();
-	else if (nr_held + 100 > CTX_HELD_MAX)
+	else if ((u64)nr_held + calls_by_a + calls_by_b + calls_by_c > CTX_HELD_MAX)
 		err = -ENOSPC;
 	else if (!strcmp(buf, "pages"))
 		ctx_round(CTX_PAGES);
