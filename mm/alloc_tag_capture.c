@@ -267,10 +267,12 @@ static struct capture_tag *capture_find(struct alloc_tag *tag)
  * alloc_tag_capture - record the call chain of an allocation at a chosen tag
  * @tag: the tag the allocation is charged to, chosen for capture
  * @bytes: the allocation's size
+ * @ret: returned, for the caller's tail call (alloc_tag_capture_chosen())
  *
  * Context: any, from the allocation hooks; takes no lock, allocates nothing.
+ * Return: @ret.
  */
-noinline void __cold alloc_tag_capture(struct alloc_tag *tag, size_t bytes)
+noinline void *__cold alloc_tag_capture(struct alloc_tag *tag, size_t bytes, void *ret)
 {
 	depot_stack_handle_t handle = 0;
 	struct capture_tag *ct;
@@ -303,6 +305,7 @@ unrecorded:
 	atomic_long_add(bytes, &ct->unrecorded_bytes);
 out:
 	preempt_enable();
+	return ret;
 }
 
 /* Entry @i of chosen[], which the caller keeps from changing (see chosen[]). */

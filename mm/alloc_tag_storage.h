@@ -322,10 +322,7 @@ void __pgalloc_tag_add_ext(struct page *page, unsigned int order);
 void __pgalloc_tag_sub_ext(struct page *page, unsigned int order);
 struct alloc_tag *__pgalloc_tag_get(struct page *page);
 
-/*
- * Charge an allocation of @bytes to @tag's per-CPU counters, and record
- * its call chain if the tag is chosen for capture.
- */
+/* Charge an allocation of @bytes to @tag's per-CPU counters. */
 static __always_inline void alloc_tag_charge(struct alloc_tag *tag, size_t bytes)
 {
 	/*
@@ -337,7 +334,6 @@ static __always_inline void alloc_tag_charge(struct alloc_tag *tag, size_t bytes
 
 	this_cpu_inc(counters->calls);
 	this_cpu_add(counters->bytes, bytes);
-	alloc_tag_capture_hook(tag, bytes);
 }
 
 /* Charge 2^@order pages to @tag's per-CPU counters. */
@@ -440,6 +436,8 @@ static __always_inline void pgalloc_tag_flags_add(struct page *page, unsigned in
 	}
 	atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT, (atomic_long_t *)&page->flags);
 	alloc_tag_charge_pages(tag, order);
+	if (alloc_tag_capture_chosen(tag))
+		alloc_tag_capture(tag, PAGE_SIZE << order, NULL);
 }
 
 /*

@@ -344,6 +344,22 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 }
 
 /*
+ * Capture the allocation of 2^@order pages just charged to current's tag,
+ * if the tag is chosen; a tag that got no index charged nothing. Out of
+ * line, and reading the tag again, so that the allocation hooks keep
+ * nothing in a register across page_ext_put() for it: see
+ * alloc_tag_capture_chosen().
+ */
+static noinline void __cold pgalloc_tag_capture(unsigned int order)
+{
+	struct alloc_tag *tag = current->alloc_tag;
+
+	if (tag && READ_ONCE(tag->idx) != ALLOC_TAG_IDX_NONE &&
+	    alloc_tag_capture_chosen(tag))
+		alloc_tag_capture(tag, PAGE_SIZE << order, NULL);
+}
+
+/*
  * The allocation hook out of line, one function a storage. Page-flags
  * storage calls __pgalloc_tag_add() in debug builds only, for the check
  * that the page carries no tag; pgalloc_tag_flags_add() is the same work
@@ -352,16 +368,23 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 void __pgalloc_tag_add(struct page *page, unsigned int order)
 {
 	pgalloc_tag_add_idx(page, NULL, current->alloc_tag, order);
+	pgalloc_tag_capture(order);
 }
 
 void __pgalloc_tag_add_ext(struct page *page, unsigned int order)
 {
 	struct page_ext *page_ext = page_ext_get(page);
 
-	if (page_ext) {
-		pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order);
+	if (!page_ext)
+		return;
+	pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order);
+	/* A NOP, before page_ext_put(), which stays a tail call. */
+	if (static_branch_unlikely(&alloc_tag_capture_on)) {
 		page_ext_put(page_ext);
+		pgalloc_tag_capture(order);
+		return;
 	}
+	page_ext_put(page_ext);
 }
 
 /*

@@ -26,24 +26,30 @@ struct codetag_iterator alloc_tag_ct_iter(void);
 /* On while capture runs with at least one tag chosen. */
 DECLARE_STATIC_KEY_FALSE(alloc_tag_capture_on);
 
-void alloc_tag_capture(struct alloc_tag *tag, size_t bytes);
+void *alloc_tag_capture(struct alloc_tag *tag, size_t bytes, void *ret);
 void alloc_tag_capture_module_unload(struct alloc_tag *tags, unsigned long nr);
 
 /*
- * Called where an allocation of @bytes is charged to @tag: one patched NOP
- * while capture is stopped or nothing is chosen, else a test of a flag in
- * the tag, whose counters the caller loads anyway.
+ * Whether the allocation just charged to @tag is to be captured: one
+ * patched NOP while capture is stopped or nothing is chosen, else a test
+ * of a flag in the tag, whose counters the caller has just charged. The
+ * callers test it last and end with alloc_tag_capture(), which returns
+ * its last argument: a tail call, so that the hook costs the allocation
+ * paths no stack frame and no register kept across a call.
  */
-static __always_inline void alloc_tag_capture_hook(struct alloc_tag *tag, size_t bytes)
+static __always_inline bool alloc_tag_capture_chosen(struct alloc_tag *tag)
 {
-	if (static_branch_unlikely(&alloc_tag_capture_on) &&
-	    unlikely(READ_ONCE(tag->ct.flags) & ALLOC_TAG_CAPTURE))
-		alloc_tag_capture(tag, bytes);
+	return static_branch_unlikely(&alloc_tag_capture_on) &&
+	       unlikely(READ_ONCE(tag->ct.flags) & ALLOC_TAG_CAPTURE);
 }
 
 #else /* CONFIG_MEM_ALLOC_PROFILING_CAPTURE */
 
-static inline void alloc_tag_capture_hook(struct alloc_tag *tag, size_t bytes) {}
+static inline bool alloc_tag_capture_chosen(struct alloc_tag *tag) { return false; }
+static inline void *alloc_tag_capture(struct alloc_tag *tag, size_t bytes, void *ret)
+{
+	return ret;
+}
 static inline void alloc_tag_capture_module_unload(struct alloc_tag *tags,
 						   unsigned long nr) {}
 
