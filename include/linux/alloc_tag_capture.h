@@ -50,6 +50,7 @@ static inline void *alloc_tag_capture(struct alloc_tag *tag, size_t bytes, void 
 {
 	return ret;
 }
+
 static inline void alloc_tag_capture_module_unload(struct alloc_tag *tags,
 						   unsigned long nr) {}
 
