@@ -292,7 +292,7 @@ void alloc_tag_paged_idx_release(unsigned long idx)
  * the new one is set with an OR, atomic for the reason
  * pgalloc_tag_flags_add() gives.
  */
-static __always_inline void pgalloc_tag_add_idx(struct page *page,
+static __always_inline struct alloc_tag *pgalloc_tag_add_idx(struct page *page,
 						struct page_ext *page_ext,
 						struct alloc_tag *tag,
 						unsigned int order)
@@ -301,7 +301,7 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 
 	if (unlikely(!tag)) {
 		alloc_tag_add_check(NULL, tag);
-		return;
+		return NULL;
 	}
 	idx = READ_ONCE(tag->idx);
 	/*
@@ -321,7 +321,7 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 			else
 				pgalloc_tag_idx_write(page, ALLOC_TAG_IDX_EMPTY);
 		}
-		return;
+		return NULL;
 	}
 	if (page_ext) {
 		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
@@ -341,22 +341,18 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 	}
 	alloc_tag_charge_pages(tag, order);
 	note_paged_idx(idx);
+	return tag;
 }
 
 /*
  * Capture the allocation of 2^@order pages just charged to current's tag,
- * if the tag is chosen; a tag that got no index charged nothing. Out of
- * line, and reading the tag again, so that the allocation hooks keep
- * nothing in a register across page_ext_put() for it: see
- * alloc_tag_capture_chosen().
+ * chosen for capture. Out of line, reading the tag again, so that
+ * __pgalloc_tag_add_ext() keeps nothing in a register across
+ * page_ext_put() for it: see alloc_tag_capture_chosen().
  */
 static noinline void __cold pgalloc_tag_capture(unsigned int order)
 {
-	struct alloc_tag *tag = current->alloc_tag;
-
-	if (tag && READ_ONCE(tag->idx) != ALLOC_TAG_IDX_NONE &&
-	    alloc_tag_capture_chosen(tag))
-		alloc_tag_capture(tag, PAGE_SIZE << order, NULL);
+	alloc_tag_capture(current->alloc_tag, PAGE_SIZE << order, NULL);
 }
 
 /*
@@ -367,19 +363,23 @@ static noinline void __cold pgalloc_tag_capture(unsigned int order)
  */
 void __pgalloc_tag_add(struct page *page, unsigned int order)
 {
-	pgalloc_tag_add_idx(page, NULL, current->alloc_tag, order);
-	pgalloc_tag_capture(order);
+	struct alloc_tag *tag = pgalloc_tag_add_idx(page, NULL, current->alloc_tag, order);
+
+	if (tag && alloc_tag_capture_chosen(tag))
+		alloc_tag_capture(tag, PAGE_SIZE << order, NULL);
 }
 
 void __pgalloc_tag_add_ext(struct page *page, unsigned int order)
 {
 	struct page_ext *page_ext = page_ext_get(page);
+	struct alloc_tag *tag;
 
 	if (!page_ext)
 		return;
-	pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order);
-	/* A NOP, before page_ext_put(), which stays a tail call. */
-	if (static_branch_unlikely(&alloc_tag_capture_on)) {
+	tag = pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order);
+	/* Before page_ext_put(), which stays a tail call. */
+	if (static_branch_unlikely(&alloc_tag_capture_on) && tag &&
+	    unlikely(READ_ONCE(tag->ct.flags) & ALLOC_TAG_CAPTURE)) {
 		page_ext_put(page_ext);
 		pgalloc_tag_capture(order);
 		return;
