@@ -137,16 +137,18 @@ delta() {
 }
 
 check_capture() { # NAME KERNEL APPEND STRESS(0|1)
-	local name=$1 kernel=$2 append=$3 s=${script/MODS/$mods} out=$o/$1 f
-	if [ "$4" = 1 ]; then
-		s=${s/STRESS/${stress/SECONDS/$seconds}}
-	else
-		s=${s/STRESS/}
-	fi
+	local name=$1 kernel=$2 append=$3 s out=$o/$1 f st=""
+	# Spliced, not ${s/STRESS/...}: bash 5.2 puts the match for every &
+	# of a replacement.
+	[ "$4" != 1 ] || st="${stress%%SECONDS*}$seconds${stress#*SECONDS}"
+	s="${script%%STRESS*}$st${script#*STRESS}"
+	s="${s%%MODS*}$mods${s#*MODS}"
 	rm -rf "$out"
-	if ! err=$("$TOP/scripts/boot.sh" -k "$kernel" -m 1G -c 2 -t $((seconds * 4 + 400)) \
-		-o "$out" -q -a "$append" "$s" 2>&1); then
-		fail "$name: the guest gets to the end: $(boot_failure $? "$err")" "$err"
+	local rc=0
+	err=$("$TOP/scripts/boot.sh" -k "$kernel" -m 1G -c 2 -t $((seconds * 4 + 400)) \
+		-o "$out" -q -a "$append" "$s" 2>&1) || rc=$?
+	if [ $rc != 0 ]; then
+		fail "$name: the guest gets to the end: $(boot_failure $rc "$err")" "$err"
 		return
 	fi
 	f=$out/out.log
