@@ -290,12 +290,11 @@ void alloc_tag_paged_idx_release(unsigned long idx)
  * slot where there is no mark; struct pages and page_ext start zeroed),
  * so the old index is not read (but by the debug check). In page->flags
  * the new one is set with an OR, atomic for the reason
- * pgalloc_tag_flags_add() gives.
+ * pgalloc_tag_flags_add() gives. Returns @tag if it was charged, else NULL.
  */
-static __always_inline struct alloc_tag *pgalloc_tag_add_idx(struct page *page,
-						struct page_ext *page_ext,
-						struct alloc_tag *tag,
-						unsigned int order)
+static __always_inline struct alloc_tag *
+pgalloc_tag_add_idx(struct page *page, struct page_ext *page_ext,
+		    struct alloc_tag *tag, unsigned int order)
 {
 	unsigned long idx;
 
