@@ -9,6 +9,7 @@
 #ifndef _MM_ALLOC_TAG_STORAGE_H
 #define _MM_ALLOC_TAG_STORAGE_H
 
+#include <linux/alloc_tag_capture.h>
 #include <linux/alloc_tag_idx.h>
 #include <linux/pgalloc_tag.h>
 
@@ -435,6 +436,8 @@ static __always_inline void pgalloc_tag_flags_add(struct page *page, unsigned in
 	}
 	atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT, (atomic_long_t *)&page->flags);
 	alloc_tag_charge_pages(tag, order);
+	if (alloc_tag_capture_chosen(tag))
+		alloc_tag_capture(tag, PAGE_SIZE << order, NULL);
 }
 
 /*

@@ -290,18 +290,17 @@ void alloc_tag_paged_idx_release(unsigned long idx)
  * slot where there is no mark; struct pages and page_ext start zeroed),
  * so the old index is not read (but by the debug check). In page->flags
  * the new one is set with an OR, atomic for the reason
- * pgalloc_tag_flags_add() gives.
+ * pgalloc_tag_flags_add() gives. Returns @tag if it was charged, else NULL.
  */
-static __always_inline void pgalloc_tag_add_idx(struct page *page,
-						struct page_ext *page_ext,
-						struct alloc_tag *tag,
-						unsigned int order)
+static __always_inline struct alloc_tag *
+pgalloc_tag_add_idx(struct page *page, struct page_ext *page_ext,
+		    struct alloc_tag *tag, unsigned int order)
 {
 	unsigned long idx;
 
 	if (unlikely(!tag)) {
 		alloc_tag_add_check(NULL, tag);
-		return;
+		return NULL;
 	}
 	idx = READ_ONCE(tag->idx);
 	/*
@@ -321,7 +320,7 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 			else
 				pgalloc_tag_idx_write(page, ALLOC_TAG_IDX_EMPTY);
 		}
-		return;
+		return NULL;
 	}
 	if (page_ext) {
 		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
@@ -341,6 +340,18 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
 	}
 	alloc_tag_charge_pages(tag, order);
 	note_paged_idx(idx);
+	return tag;
+}
+
+/*
+ * Capture the allocation of 2^@order pages just charged to current's tag,
+ * chosen for capture. Out of line, reading the tag again, so that
+ * __pgalloc_tag_add_ext() keeps nothing in a register across
+ * page_ext_put() for it: see alloc_tag_capture_chosen().
+ */
+static noinline void __cold pgalloc_tag_capture(unsigned int order)
+{
+	alloc_tag_capture(current->alloc_tag, PAGE_SIZE << order, NULL);
 }
 
 /*
@@ -351,17 +362,28 @@ static __always_inline void pgalloc_tag_add_idx(struct page *page,
  */
 void __pgalloc_tag_add(struct page *page, unsigned int order)
 {
-	pgalloc_tag_add_idx(page, NULL, current->alloc_tag, order);
+	struct alloc_tag *tag = pgalloc_tag_add_idx(page, NULL, current->alloc_tag, order);
+
+	if (tag && alloc_tag_capture_chosen(tag))
+		alloc_tag_capture(tag, PAGE_SIZE << order, NULL);
 }
 
 void __pgalloc_tag_add_ext(struct page *page, unsigned int order)
 {
 	struct page_ext *page_ext = page_ext_get(page);
+	struct alloc_tag *tag;
 
-	if (page_ext) {
-		pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order);
+	if (!page_ext)
+		return;
+	tag = pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order);
+	/* Before page_ext_put(), which stays a tail call. */
+	if (static_branch_unlikely(&alloc_tag_capture_on) && tag &&
+	    unlikely(READ_ONCE(tag->ct.flags) & ALLOC_TAG_CAPTURE)) {
 		page_ext_put(page_ext);
+		pgalloc_tag_capture(order);
+		return;
 	}
+	page_ext_put(page_ext);
 }
 
 /*

@@ -47,6 +47,9 @@ enum {
 	OPT_MIN_GROWTH,
 	OPT_IGNORE_FILE,
 	OPT_NO_DEFAULT_IGNORE,
+	OPT_DEPTH,
+	OPT_JSON,
+	OPT_PROMETHEUS,
 	OPT_LAST
 };
 
@@ -133,6 +136,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_context(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
 #endif

@@ -31,6 +31,7 @@ static const char main_help[] =
 "  report   growth, leak suspects and top tags from a database\n"
 "  prune    drop the snapshots older than a retention time\n"
 "  merge    copy the snapshots of other hosts' databases into one\n"
+"  context  the call chains of chosen tags (the kernel's capture)\n"
 "%s"
 "\n"
 "Every command reads /proc/allocinfo by default, a file with -f FILE, or\n"
@@ -133,7 +134,8 @@ int main(int argc, char **argv)
 		{ "top", cmd_top }, { "tree", cmd_tree }, { "diff", cmd_diff },
 		{ "export", cmd_export }, { "record", cmd_record },
 		{ "report", cmd_report }, { "prune", cmd_prune },
-		{ "merge", cmd_merge }, { "plot", run_plot },
+		{ "merge", cmd_merge }, { "context", cmd_context },
+		{ "plot", run_plot },
 	};
 	size_t i;
 

@@ -40,6 +40,8 @@ LSAN_OPTIONS=suppressions=$HERE/lsan.supp:print_suppressions=0 one store-asan ba
 one cli bash "$HERE/check_cli.sh" "$B/allocinfo" "$B/allocinfo.static"
 one monitoring bash "$HERE/check_monitoring.sh" "$B/allocinfo"
 one prometheus bash "$HERE/check_prometheus.sh" "$B/allocinfo"
+one context bash "$HERE/check_context.sh" "$B/allocinfo"
+LSAN_OPTIONS=suppressions=$HERE/lsan.supp:print_suppressions=0 one context-asan bash "$HERE/check_context.sh" "$B/allocinfo-asan"
 one fleet bash "$HERE/check_fleet.sh" "$B/allocinfo"
 one install bash "$HERE/check_install.sh"
 
