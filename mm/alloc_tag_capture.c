@@ -763,19 +763,7 @@ static int capture_tags_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int capture_tags_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, capture_tags_show, NULL);
-}
-
-static const struct file_operations capture_tags_fops = {
-	.owner		= THIS_MODULE,
-	.open		= capture_tags_open,
-	.read		= seq_read,
-	.write		= capture_tags_write,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(capture_tags);
 
 /*
  * Replace every chosen tag's table by an empty one of @n chains. Captures
@@ -820,19 +808,19 @@ static void capture_depot_reserve(void)
 static ssize_t capture_control_write(struct file *file, const char __user *ubuf,
 				     size_t count, loff_t *ppos)
 {
-	char buf[16];
+	char *buf, *cmd;
 	int err = 0;
 
-	if (count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
-	strim(buf);
+	if (count >= PAGE_SIZE)
+		return -E2BIG;
+	buf = memdup_user_nul(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	cmd = strim(buf);
 
 	mutex_lock(&capture_lock);
 	last_error[0] = '\0';
-	if (!strcmp(buf, "start")) {
+	if (!strcmp(cmd, "start")) {
 		if (!mem_alloc_profiling_enabled()) {
 			err = capture_fail(-EPERM,
 					   "memory allocation profiling is off: switch it on first (sysctl vm.mem_profiling=1)");
@@ -843,15 +831,16 @@ static ssize_t capture_control_write(struct file *file, const char __user *ubuf,
 			capture_depot_reserve();
 			running = true;
 		}
-	} else if (!strcmp(buf, "stop")) {
+	} else if (!strcmp(cmd, "stop")) {
 		running = false;
-	} else if (!strcmp(buf, "reset")) {
+	} else if (!strcmp(cmd, "reset")) {
 		err = capture_reset(max_chains);
 	} else {
-		err = capture_fail(-EINVAL, "'%s': write start, stop or reset", buf);
+		err = capture_fail(-EINVAL, "'%s': write start, stop or reset", cmd);
 	}
 	capture_key_update();
 	mutex_unlock(&capture_lock);
+	kfree(buf);
 	return err ? err : count;
 }
 
@@ -861,19 +850,7 @@ static int capture_control_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int capture_control_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, capture_control_show, NULL);
-}
-
-static const struct file_operations capture_control_fops = {
-	.owner		= THIS_MODULE,
-	.open		= capture_control_open,
-	.read		= seq_read,
-	.write		= capture_control_write,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(capture_control);
 
 /* depth and max_chains: a number in a range, set while stopped. */
 static ssize_t capture_param_write(struct file *file, const char __user *ubuf,
@@ -911,19 +888,7 @@ static int capture_param_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int capture_param_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, capture_param_show, inode->i_private);
-}
-
-static const struct file_operations capture_param_fops = {
-	.owner		= THIS_MODULE,
-	.open		= capture_param_open,
-	.read		= seq_read,
-	.write		= capture_param_write,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(capture_param);
 
 struct chain_copy {
 	depot_stack_handle_t handle;
@@ -1009,18 +974,7 @@ static int capture_chains_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int capture_chains_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, capture_chains_show, NULL);
-}
-
-static const struct file_operations capture_chains_fops = {
-	.owner		= THIS_MODULE,
-	.open		= capture_chains_open,
-	.read		= seq_read,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-};
+DEFINE_SHOW_ATTRIBUTE(capture_chains);
 
 static int capture_last_error_show(struct seq_file *m, void *v)
 {

@@ -493,6 +493,16 @@ void pgalloc_tag_copy(struct folio *new, struct folio *old)
 	struct alloc_tag *tag;
 	struct pgalloc_tag_ref pr;
 
+	/*
+	 * A device page (ZONE_DEVICE: device-private memory that HMM migrates
+	 * to) never comes from the page allocator and goes back to its driver
+	 * without an uncharge: it has no tag to drop and must not take one.
+	 * The source page keeps its tag and gives it back when it is freed,
+	 * as where page_ext, which device memory has none of, holds the tags.
+	 */
+	if (folio_is_zone_device(new))
+		return;
+
 	tag = pgalloc_tag_get(&old->page);
 	if (!tag)
 		return;

@@ -251,6 +251,9 @@ check_capture() { # NAME KERNEL APPEND STRESS(0|1)
 		st=$(section stress "$f")
 		if grep -qE '^ok [0-9]+ paths.stress' <<< "$st"; then
 			ok "$name: $seconds s of stress with capture toggled: every test tag exact ($(grep toggles <<< "$st"))"
+		elif [ ! -x "$BUILD/guest/alloc_tag_stress_test" ]; then
+			fail "$name: $seconds s of stress with capture toggled: every test tag exact" \
+				"the guest has no alloc_tag_stress_test: run 'make selftest' (make test does)"
 		else
 			fail "$name: $seconds s of stress with capture toggled: every test tag exact" "$st"
 		fi

@@ -156,30 +156,31 @@ static void ctx_free_all(void)
 static ssize_t run_write(struct file *file, const char __user *ubuf,
 			 size_t count, loff_t *ppos)
 {
-	char buf[16];
+	char *buf, *cmd;
 	int err = 0;
 
-	if (count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
-	strim(buf);
+	if (count >= PAGE_SIZE)
+		return -E2BIG;
+	buf = memdup_user_nul(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	cmd = strim(buf);
 
 	mutex_lock(&ctx_lock);
-	if (!strcmp(buf, "free"))
+	if (!strcmp(cmd, "free"))
 		ctx_free_all();
 	else if ((u64)nr_held + calls_by_a + calls_by_b + calls_by_c > CTX_HELD_MAX)
 		err = -ENOSPC;
-	else if (!strcmp(buf, "pages"))
+	else if (!strcmp(cmd, "pages"))
 		ctx_round(CTX_PAGES);
-	else if (!strcmp(buf, "slab"))
+	else if (!strcmp(cmd, "slab"))
 		ctx_round(CTX_SLAB);
-	else if (!strcmp(buf, "other"))
+	else if (!strcmp(cmd, "other"))
 		ctx_round(CTX_OTHER);
 	else
 		err = -EINVAL;
 	mutex_unlock(&ctx_lock);
+	kfree(buf);
 	return err ? err : count;
 }
 
