@@ -224,25 +224,23 @@ secs=$(($(date +%s) - start))
 
 host=$(hostname -s)
 mkdir -p "$RESULTS"
-# The previous run: of the results already there, the one of the most
-# patches (its JSON's "series", base-N-g...), then the latest name. Not
-# the newest file: a clone gives every file the same time.
-prev=$(python3 - "$RESULTS" <<'PY'
-import glob, json, os, re, sys
+# The previous run (PREVIOUS= names another): of the results already
+# there, the newest by name, YYYY-MM-DD-HOST then -runN (none is run 1).
+# Not the newest file: a clone gives every file the same time; nor the
+# run of the most patches: the series was once longer than it is now.
+prev=${PREVIOUS:-$(python3 - "$RESULTS" <<'PY'
+import glob, os, re, sys
 best = None
 for f in glob.glob(os.path.join(sys.argv[1], "*.json")):
-    try:
-        with open(f) as fh:
-            series = json.load(fh).get("series", "")
-    except (OSError, ValueError):
+    m = re.match(r"(\d{4}-\d{2}-\d{2})-.*?(?:-run(\d+))?\.json$", os.path.basename(f))
+    if not m:
         continue
-    m = re.match(r"base-(\d+)-g", series)
-    key = (int(m.group(1)) if m else -1, os.path.basename(f))
+    key = (m.group(1), int(m.group(2) or 1))
     if best is None or key > best[0]:
         best = (key, f)
 print(best[1] if best else "")
 PY
-)
+)}
 # A run does not overwrite an earlier one of the same day and host.
 base=$RESULTS/$(date +%Y-%m-%d)-$host
 n=2
