@@ -495,12 +495,13 @@ void pgalloc_tag_copy(struct folio *new, struct folio *old)
 
 	/*
 	 * A device page (ZONE_DEVICE: device-private memory that HMM migrates
-	 * to) never comes from the page allocator and goes back to its driver
-	 * without an uncharge: it has no tag to drop and must not take one.
-	 * The source page keeps its tag and gives it back when it is freed,
-	 * as where page_ext, which device memory has none of, holds the tags.
+	 * to and back from) never comes from the page allocator and goes back
+	 * to its driver without an uncharge: it has no tag to give or take.
+	 * Migrated to such a page, the source keeps its tag and gives it back
+	 * when it is freed; migrated back, the new page keeps its own. So it
+	 * is where page_ext, which device memory has none of, holds the tags.
 	 */
-	if (folio_is_zone_device(new))
+	if (folio_is_zone_device(new) || folio_is_zone_device(old))
 		return;
 
 	tag = pgalloc_tag_get(&old->page);
