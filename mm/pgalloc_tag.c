@@ -498,8 +498,8 @@ void pgalloc_tag_copy(struct folio *new, struct folio *old)
 	 * to and back from) never comes from the page allocator and goes back
 	 * to its driver without an uncharge: it has no tag to give or take.
 	 * Migrated to such a page, the source keeps its tag and gives it back
-	 * when it is freed; migrated back, the new page keeps its own. So it
-	 * is where page_ext, which device memory has none of, holds the tags.
+	 * when it is freed; migrated back, the new page keeps its own. The
+	 * same happens in page_ext storage, as device memory has no page_ext.
 	 */
 	if (folio_is_zone_device(new) || folio_is_zone_device(old))
 		return;
