@@ -444,6 +444,8 @@ static void slab_object_tag(struct kunit *test)
 	slab = virt_to_slab(obj);
 	block = slab_tag_block_of(READ_ONCE(slab->obj_exts));
 	KUNIT_ASSERT_NOT_NULL(test, block);
+	/* The address the objects' slots are counted from is the slab's. */
+	KUNIT_EXPECT_EQ(test, block->addr, (unsigned long)slab_address(slab));
 	idx = __slab_tag_idx_load(block, obj_to_index(cache, slab, obj),
 				  static_branch_unlikely(&alloc_tag_slab_wide));
 	KUNIT_ASSERT_GE(test, idx, ALLOC_TAG_IDX_FIRST);

@@ -73,11 +73,15 @@ CONFIGS=(
 	"page-flags|profiling|"
 	"fallback|profiling|mem_profiling_idx_bits=8"
 	"debian-layout|profiling+layout-debian|"
+	"stock-debian-layout|stock+layout-debian|"
 )
 # The kernels built for each set: NAME[+FRAGMENT...] (scripts/config).
 # profiling+layout-debian has Debian's page->flags layout (1 spare bit):
 # the series keeps page tags in page_ext there by itself.
-BUILDS="baseline profiling stock profiling+layout-debian"
+# stock+layout-debian is stock 6.12 on that layout, which costs every
+# kernel instructions of its own (1024 nodes: longer node masks to walk),
+# the like-with-like comparison for debian-layout.
+BUILDS="baseline profiling stock profiling+layout-debian stock+layout-debian"
 # build_frags B SET-FRAGMENTS: the FRAGMENTS of build B in a set.
 build_frags() { local x=""; [[ $1 != *+* ]] || x=${1#*+}; echo ${x//+/ } $2; }
 # set_loops SET N N_DISTRO: the loops of a phase in SET.
@@ -101,7 +105,7 @@ for s in $SETS; do
 		if [ "${NO_BUILD:-0}" = 1 ]; then
 			[ -f "$BUILD/obj/$id/.pftag-built" ] ||
 				die "NO_BUILD=1, but build/obj/$id is not built" "run make bench without NO_BUILD"
-		elif [ "$b" = stock ]; then
+		elif [ "${b%%+*}" = stock ]; then
 			FRAGMENTS=$fr TREE=$STOCK "$TOP/scripts/build.sh" stock
 		else
 			FRAGMENTS=$fr "$TOP/scripts/build.sh" "${b%%+*}"
