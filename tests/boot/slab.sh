@@ -7,7 +7,8 @@
 # times its cache's object size (slab_size in /sys/kernel/slab, the size
 # the allocator gives each object), or n times the pages of a large
 # kmalloc; after the free, 0 and 0. The storage report gives the index
-# width and the tag blocks; the debug build's checks stay silent.
+# width and the tag blocks; the debug build's checks stay silent, KFENCE
+# sampling too.
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/slab
 mkdir -p "$o"
@@ -38,6 +39,7 @@ echo 1 > /sys/kernel/debug/pftag_slab/free
 echo '== freed'; grep '\\[pftag_slab\\]' /proc/allocinfo
 echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
 rmmod pftag_slab
+echo '== kfence'; cat /sys/kernel/debug/kfence/stats 2>/dev/null
 echo '== dmesg'; dmesg
 echo '== end'
 "
@@ -130,12 +132,26 @@ check_slab() { # NAME KERNEL APPEND
 	eq "$name: no negative counter" "" "$neg"
 	eq "$name: no warning, BUG or debug report" "" \
 		"$(debug_reports <(section dmesg "$f") "$QEMU_TOPOLOGY_WARNING")"
+	if [[ $append == *kfence.sample_interval=* ]]; then
+		local kf ka kfr
+		kf=$(section kfence "$f")
+		ka=$(awk -F: '/total allocations/ { print $2 + 0 }' <<< "$kf")
+		kfr=$(awk -F: '/total frees/ { print $2 + 0 }' <<< "$kf")
+		if [ "${ka:-0}" -gt 0 ] && [ "${kfr:-0}" -gt 0 ]; then
+			ok "$name: KFENCE allocated $ka objects and freed $kfr, under the checks above"
+		else
+			fail "$name: KFENCE allocated and freed objects" "$kf"
+		fi
+	fi
 }
 
 check_slab flags profiling ""
 check_slab page_ext profiling "sysctl.vm.mem_profiling=1,page_ext"
 if err=$(build_profiling debug 2>&1); then
 	check_slab debug "$(profiling_id debug)" ""
+	# KFENCE sampling every millisecond: its objects, one to a page
+	# wherever kfence puts it, through the debug build's checks.
+	check_slab debug-kfence "$(profiling_id debug)" "kfence.sample_interval=1"
 else
 	fail "the debug build builds" "$err"
 fi
