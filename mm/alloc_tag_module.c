@@ -7,13 +7,15 @@
  * the module index space that the boot sized (alloc_tag_module_space), and
  * give them back when it unloads without live allocations. An allocation
  * that carries a module index finds its tag in a map, indexed by the index
- * less the kernel's, that grows as modules load and is read without a lock
- * on the free path (alloc_tag_storage.h).
+ * less the kernel's, that grows as modules load, and its counters in the
+ * free path's table of every index's counters, which grows with the map
+ * and is read without a lock (alloc_tag_storage.h).
  */
 
 #include <linux/alloc_tag.h>
 #include <linux/alloc_tag_idx.h>
 #include <linux/idr.h>
+#include <linux/memblock.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -32,18 +34,29 @@
  * before the index is stored in the tag, so a page can carry an index only
  * after its entry is visible. Written under the alloc_tags codetag type's
  * mod_lock (the module load and unload callbacks), which also serializes
- * growing the map; read locklessly by alloc_tag_module_from_n(), and by
- * pgalloc_tag_sub_idx() through alloc_tag_module_by_k. It points
+ * growing the map; read locklessly by alloc_tag_module_from_n(). It points
  * to an empty map until a module tag first gets an index.
  */
 static struct alloc_tag_module_map module_map_empty;
 static DEFINE_PER_CPU(struct alloc_tag_counters, unowned_counters);
 struct alloc_tag alloc_tag_unowned = { .counters = &unowned_counters };
 struct alloc_tag_module_map *alloc_tag_module_map = &module_map_empty;
-/* The free path's view of the map (alloc_tag_storage.h); none yet: no index. */
-unsigned long alloc_tag_module_k_end;
-unsigned long alloc_tag_module_by_k;
 static unsigned long module_map_bytes;		/* every map allocated */
+
+/*
+ * The free path's table of counters by index (alloc_tag_storage.h), under
+ * the same rules as the map: entries written before their index is
+ * published, under mod_lock, and the table replaced by a larger copy as
+ * the map grows. Until the boot fills in the kernel's entries
+ * (alloc_tag_idx_counters_init()), no tag has an index and the table is
+ * the reserved indices' alone.
+ */
+static DEFINE_PER_CPU(struct alloc_tag_counters, untagged_counters);
+static struct alloc_tag_counters __percpu *idx_counters_reserved[ALLOC_TAG_IDX_FIRST] = {
+	[0 ... ALLOC_TAG_IDX_FIRST - 1] = &untagged_counters,
+};
+struct alloc_tag_counters __percpu **alloc_tag_idx_counters = idx_counters_reserved;
+static unsigned long idx_counters_bytes;	/* every table allocated */
 static DEFINE_IDA(module_idx_ida);	/* free module indices */
 
 /* Counters for the report. */
@@ -60,43 +73,71 @@ struct alloc_tag *alloc_tag_idx_unowned(unsigned long idx)
 	return NULL;
 }
 
+/**
+ * alloc_tag_idx_counters_init - the free path's table, with the kernel's tags
+ *
+ * Return: false if there is no memory for it: the kernel's tags then get
+ * no index, and profiling counts their allocations as unindexed.
+ *
+ * Context: early boot (alloc_tag_storage_init()), before any page carries
+ * an index.
+ */
+bool __init alloc_tag_idx_counters_init(void)
+{
+	unsigned long nr = ALLOC_TAG_IDX_FIRST + alloc_tag_kernel_tags, i;
+	struct alloc_tag_counters __percpu **table;
+
+	table = memblock_alloc(nr * sizeof(*table), SMP_CACHE_BYTES);
+	if (!table)
+		return false;
+	memcpy(table, idx_counters_reserved, sizeof(idx_counters_reserved));
+	for (i = 0; i < alloc_tag_kernel_tags; i++)
+		table[ALLOC_TAG_IDX_FIRST + i] = __start_alloc_tags[i].counters;
+	idx_counters_bytes = nr * sizeof(*table);
+	WRITE_ONCE(alloc_tag_idx_counters, table);
+	return true;
+}
+
 /*
- * Replace the module map by a copy large enough for index @n: twice the
- * size, at least a page, at most the module index space. The replaced map
- * is not freed: a CPU decoding a page's index may have loaded its address
- * and be about to read an entry, without a lock or an RCU read-side
- * section to wait for. What stays allocated is less than the current
- * map's size (the sizes double), and is reported in module_map_bytes.
+ * Replace the module map, and the free path's table with it, by copies
+ * large enough for index @n: twice the size, at least a page, at most the
+ * module index space. The replaced ones are not freed: a CPU decoding a
+ * page's index may have loaded their address and be about to read an
+ * entry, without a lock or an RCU read-side section to wait for. What
+ * stays allocated is less than the current copies' size (the sizes
+ * double), and is reported in module_map_bytes and idx_counters_bytes.
  */
 static bool module_map_grow(unsigned long n)
 {
+	struct alloc_tag_counters __percpu **table, **old_table = alloc_tag_idx_counters;
+	unsigned long size = max(alloc_tag_module_map->size * 2, MODULE_MAP_MIN), i;
 	struct alloc_tag_module_map *old = alloc_tag_module_map, *map;
-	unsigned long size = max(old->size * 2, MODULE_MAP_MIN), i;
+	unsigned long end = alloc_tag_kernel_idx_end;
 
 	while (size <= n)
 		size *= 2;
 	size = min(size, alloc_tag_module_space);
 	/* A failure is handled, and reported, by alloc_tag_module_idx_get(). */
 	map = kvmalloc(struct_size(map, tags, size), GFP_KERNEL | __GFP_NOWARN);
-	if (!map)
+	table = kvmalloc_array(end + size, sizeof(*table), GFP_KERNEL | __GFP_NOWARN);
+	if (!map || !table) {
+		kvfree(map);
+		kvfree(table);
 		return false;
+	}
 	map->size = size;
 	memcpy(map->tags, old->tags, old->size * sizeof(map->tags[0]));
-	for (i = old->size; i < size; i++)
+	memcpy(table, old_table, (end + old->size) * sizeof(*table));
+	for (i = old->size; i < size; i++) {
 		map->tags[i] = &alloc_tag_unowned;
+		table[end + i] = alloc_tag_unowned.counters;
+	}
 	module_map_bytes += struct_size(map, tags, size);
-	/* The map's contents before its address; the reader loads through it. */
+	idx_counters_bytes += (end + size) * sizeof(*table);
+	/* The map's contents before its address: alloc_tag_module_map_load(). */
 	smp_store_release(&alloc_tag_module_map, map);
-	/*
-	 * The free path's base and bound (pgalloc_tag_sub_idx()): the map's
-	 * contents before the base, the base before the bound, so that a
-	 * reader that sees the new bound reads the new base or a later one.
-	 */
-	smp_store_release(&alloc_tag_module_by_k, (unsigned long)map->tags -
-			  alloc_tag_kernel_tags * sizeof(map->tags[0]));
-	/* The base before the bound: pairs with the free path's second smp_rmb(). */
-	smp_wmb();
-	WRITE_ONCE(alloc_tag_module_k_end, alloc_tag_kernel_tags + size);
+	/* The table's contents before its address: alloc_tag_sub_idx(). */
+	smp_store_release(&alloc_tag_idx_counters, table);
 	return true;
 }
 
@@ -105,6 +146,7 @@ static bool module_idx_set(unsigned long n, struct alloc_tag *tag)
 	if (n >= alloc_tag_module_map->size && !module_map_grow(n))
 		return false;
 	WRITE_ONCE(alloc_tag_module_map->tags[n], tag);
+	WRITE_ONCE(alloc_tag_idx_counters[alloc_tag_kernel_idx_end + n], tag->counters);
 	return true;
 }
 
@@ -145,11 +187,11 @@ void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
 			continue;
 		}
 		/*
-		 * The map entry (WRITE_ONCE() in module_idx_set()) is
+		 * The map and table entries (module_idx_set()) are
 		 * visible before the index. Pairs with smp_rmb() in
-		 * alloc_tag_module_map_load() and pgalloc_tag_sub_idx():
+		 * alloc_tag_module_map_load() and alloc_tag_sub_idx():
 		 * an allocating CPU reads tags[i].idx, a page carries it
-		 * from then on, and the decode loads the map (or its bound)
+		 * from then on, and the decode loads the map (or the table)
 		 * after the index from that page.
 		 */
 		smp_wmb();
@@ -198,6 +240,7 @@ void alloc_tag_module_idx_put(struct alloc_tag *tags, unsigned long nr, bool liv
 		alloc_tag_paged_idx_release(idx);
 		n = idx - alloc_tag_kernel_idx_end;
 		WRITE_ONCE(alloc_tag_module_map->tags[n], &alloc_tag_unowned);
+		WRITE_ONCE(alloc_tag_idx_counters[idx], alloc_tag_unowned.counters);
 		ida_free(&module_idx_ida, n);
 		/*
 		 * No page carries the index (the module has no live
@@ -222,6 +265,7 @@ void alloc_tag_module_show(struct seq_file *m)
 	seq_printf(m, "module_indices_free: %lu\n", alloc_tag_module_space - used);
 	seq_printf(m, "module_map_entries: %lu\n", READ_ONCE(alloc_tag_module_map)->size);
 	seq_printf(m, "module_map_bytes: %lu\n", READ_ONCE(module_map_bytes));
+	seq_printf(m, "counter_table_bytes: %lu\n", READ_ONCE(idx_counters_bytes));
 	/* Each such free subtracted a call from alloc_tag_unowned. */
 	seq_printf(m, "unowned_index_frees: %llu\n",
 		   -alloc_tag_read(&alloc_tag_unowned).calls);
@@ -239,4 +283,10 @@ unsigned long alloc_tag_module_tags(void)
 unsigned long alloc_tag_module_map_bytes(void)
 {
 	return READ_ONCE(module_map_bytes);
+}
+
+/* The bytes of every table of counters by index allocated. */
+unsigned long alloc_tag_idx_counters_bytes(void)
+{
+	return READ_ONCE(idx_counters_bytes);
 }

@@ -41,6 +41,7 @@ extern unsigned long alloc_tag_kernel_tags;
 
 struct alloc_tag *alloc_tag_idx_unowned(unsigned long idx) __cold;
 void alloc_tag_idx_sub_check(unsigned long idx) __cold;
+bool alloc_tag_idx_sub_valid(unsigned long idx) __cold;
 void alloc_tag_count_unindexed(unsigned int nr) __cold;
 void alloc_tag_count_unindexed_slab(size_t bytes) __cold;
 struct seq_file;
@@ -49,6 +50,7 @@ void alloc_tag_slab_block_bytes(unsigned long *kmalloc, unsigned long *in_slab);
 void alloc_tag_module_show(struct seq_file *m);
 unsigned long alloc_tag_module_tags(void);
 unsigned long alloc_tag_module_map_bytes(void);
+unsigned long alloc_tag_idx_counters_bytes(void);
 void alloc_tag_paged_idx_release(unsigned long idx);
 
 /*
@@ -117,14 +119,18 @@ extern struct alloc_tag_module_map *alloc_tag_module_map;
 extern struct alloc_tag alloc_tag_unowned;
 extern unsigned long alloc_tag_module_space;
 /*
- * The module map as the free path reads it, by k = idx - ALLOC_TAG_IDX_FIRST
- * rather than by n: for k below alloc_tag_module_k_end, the entry of k is
- * the pointer at alloc_tag_module_by_k + k * sizeof(void *), in the current
- * map. A base and a bound that count the kernel's tags in spare the free
- * path a subtraction. module_map_grow() moves both, the base first.
+ * The free path's table: entry idx is the per-CPU counters that the
+ * uncharge of index idx goes to, for every index up to the module map's
+ * end. A tag's entry is its counters, an index no tag owns has
+ * alloc_tag_unowned's, and the reserved indices (ALLOC_TAG_IDX_NONE and
+ * _EMPTY) have counters of their own that no report reads: freeing a page
+ * that carries no tag costs the same two loads as any other, and no test.
+ * The boot fills in the kernel's entries, a module's load and unload its
+ * own (mm/alloc_tag_module.c); the table grows with the module map, as a
+ * copy, and the old one is kept, as the map's are.
  */
-extern unsigned long alloc_tag_module_k_end;
-extern unsigned long alloc_tag_module_by_k;
+extern struct alloc_tag_counters __percpu **alloc_tag_idx_counters;
+bool __init alloc_tag_idx_counters_init(void);
 
 /* The tag of kernel index @idx (ALLOC_TAG_IDX_FIRST up to the kernel's end). */
 static __always_inline struct alloc_tag *alloc_tag_kernel_from_idx(unsigned long idx)
@@ -349,49 +355,24 @@ static __always_inline void alloc_tag_charge_pages(struct alloc_tag *tag,
  */
 static __always_inline void alloc_tag_sub_idx(unsigned long idx, size_t bytes)
 {
-	unsigned long k = idx - ALLOC_TAG_IDX_FIRST;
 	struct alloc_tag_counters __percpu *counters;
-	struct alloc_tag *tag;
 
+	/* Debug builds check the index, and warn of one that no tag owns. */
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) && !alloc_tag_idx_sub_valid(idx))
+		return;
 	/*
-	 * A kernel tag (never NULL) in one unsigned compare; a module tag
-	 * in a compare with the map's bound. A reserved index, below
-	 * ALLOC_TAG_IDX_FIRST, wraps around past both, and is told from an
-	 * unowned one only there. An unowned index within the map is
-	 * uncharged from alloc_tag_unowned, untested but in debug builds.
+	 * The page's index before the table: pairs with smp_wmb() in
+	 * alloc_tag_module_idx_get(). The table read is the one the index's
+	 * entry was written in, or a later copy of it.
 	 */
-	if (likely(k < alloc_tag_kernel_tags)) {
-		/* One load from the tag's place in the section. */
-		counters = __start_alloc_tags[k].counters;
-	} else {
-		/*
-		 * The page's index before the bound: pairs with smp_wmb()
-		 * in alloc_tag_module_idx_get().
-		 */
-		smp_rmb();
-		/* Plain: the bound only grows, any value bounds the base after it. */
-		if (unlikely(k >= data_race(alloc_tag_module_k_end))) {
-			if (idx >= ALLOC_TAG_IDX_FIRST)
-				alloc_tag_idx_unowned(idx);
-			else if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
-				alloc_tag_idx_sub_check(idx);
-			return;
-		}
-		/* The bound before the base: pairs with module_map_grow()'s smp_wmb(). */
-		smp_rmb();
-		/*
-		 * Plain, so that the entry's address folds into the load: the
-		 * entry changes, at a module's load or unload, only while no
-		 * page carries k.
-		 */
-		tag = data_race(((struct alloc_tag **)READ_ONCE(alloc_tag_module_by_k))[k]);
-		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
-		    tag == &alloc_tag_unowned) {
-			alloc_tag_idx_unowned(idx);
-			return;
-		}
-		counters = tag->counters;
-	}
+	smp_rmb();
+	/*
+	 * No bound: every index a page carries was a tag's, within the
+	 * table. Plain, so that the entry's address folds into the load: an
+	 * entry changes, at a module's load or unload, only while no page
+	 * carries its index.
+	 */
+	counters = data_race(READ_ONCE(alloc_tag_idx_counters)[idx]);
 	this_cpu_sub(counters->bytes, bytes);
 	this_cpu_dec(counters->calls);
 }

@@ -195,6 +195,11 @@ void __init alloc_tag_storage_init(void)
 	if (!wide)
 		capacity = min(capacity, alloc_tag_idx_capacity(16));
 
+	if (!alloc_tag_idx_counters_init()) {
+		pr_err("no memory for the table of the %lu kernel tags' counters: no tag gets an index, and allocations are counted as unindexed, charged to no tag\n",
+		       alloc_tag_kernel_tags);
+		return;
+	}
 	for (tag = __start_alloc_tags; tag < __stop_alloc_tags; tag++)
 		tag->idx = ALLOC_TAG_IDX_FIRST + (tag - __start_alloc_tags);
 	alloc_tag_kernel_idx_end = ALLOC_TAG_IDX_FIRST + alloc_tag_kernel_tags;
@@ -394,6 +399,20 @@ void alloc_tag_idx_sub_check(unsigned long idx)
 {
 	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
 		WARN_ONCE(idx == ALLOC_TAG_IDX_NONE, "alloc_tag was not set\n");
+}
+
+/*
+ * Debug builds: whether freeing a page of index @idx uncharges a tag. A
+ * reserved index is checked (a page freed without a tag), an index that
+ * no tag owns warned of.
+ */
+bool alloc_tag_idx_sub_valid(unsigned long idx)
+{
+	if (idx < ALLOC_TAG_IDX_FIRST) {
+		alloc_tag_idx_sub_check(idx);
+		return false;
+	}
+	return alloc_tag_from_idx(idx);
 }
 
 /*
@@ -630,6 +649,8 @@ DEFINE_SHOW_ATTRIBUTE(page_tags);
  *                           allocation: not in the total)
  *  percpu_counters          the tags' per-CPU counters, on every possible CPU
  *  module_map               the module index map, every copy allocated
+ *  counter_table            the free path's table of counters by index,
+ *                           every copy allocated
  *  tag_indices              the index field of each kernel and module tag
  *  debug_bitmap             debug builds: the bitmap of indices that tagged pages
  */
@@ -641,6 +662,7 @@ static int memory_show(struct seq_file *m, void *v)
 	unsigned long counters = (alloc_tag_kernel_tags + alloc_tag_own_counter_tags()) *
 				 num_possible_cpus() * sizeof(struct alloc_tag_counters);
 	unsigned long map = alloc_tag_module_map_bytes();
+	unsigned long table = alloc_tag_idx_counters_bytes();
 	unsigned long indices = tags * sizeof_field(struct alloc_tag, idx);
 	unsigned long bitmap = paged_idx ? BITS_TO_LONGS(paged_idx_nbits) * sizeof(long) : 0;
 	unsigned long blocks, in_slab;
@@ -652,9 +674,11 @@ static int memory_show(struct seq_file *m, void *v)
 	seq_printf(m, "slab_tag_blocks_in_slab: %lu\n", in_slab);
 	seq_printf(m, "percpu_counters: %lu\n", counters);
 	seq_printf(m, "module_map: %lu\n", map);
+	seq_printf(m, "counter_table: %lu\n", table);
 	seq_printf(m, "tag_indices: %lu\n", indices);
 	seq_printf(m, "debug_bitmap: %lu\n", bitmap);
-	seq_printf(m, "total: %lu\n", slots + blocks + counters + map + indices + bitmap);
+	seq_printf(m, "total: %lu\n",
+		   slots + blocks + counters + map + table + indices + bitmap);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(memory);

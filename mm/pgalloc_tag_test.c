@@ -201,7 +201,7 @@ static void module_table_grow_release(struct kunit *test)
 	const struct alloc_tag_module_map *map;
 	struct alloc_tag *tags, *again, *last;
 	struct alloc_tag_counters counters;
-	unsigned long i, k, first;
+	unsigned long i, first;
 
 	skip_unindexed(test);
 
@@ -227,14 +227,23 @@ static void module_table_grow_release(struct kunit *test)
 	}
 
 	/*
-	 * The free path's base and bound describe the current map, and a
-	 * page freed with the last tag's index uncharges that tag.
+	 * The free path's table has every tag's counters, the rest of the
+	 * map's entries alloc_tag_unowned's, and a page freed with the last
+	 * tag's index uncharges that tag.
 	 */
 	map = READ_ONCE(alloc_tag_module_map);
-	k = last->idx - ALLOC_TAG_IDX_FIRST;
-	KUNIT_EXPECT_EQ(test, alloc_tag_module_k_end, alloc_tag_kernel_tags + map->size);
-	KUNIT_EXPECT_EQ(test, alloc_tag_module_by_k + k * sizeof(map->tags[0]),
-			(unsigned long)&map->tags[last->idx - alloc_tag_kernel_idx_end]);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_counters[tags[i].idx], tags[i].counters);
+	KUNIT_EXPECT_PTR_EQ(test,
+			    alloc_tag_idx_counters[alloc_tag_kernel_idx_end + map->size - 1],
+			    alloc_tag_unowned.counters);
+	/* The kernel's entries, and the reserved indices' counters, apart. */
+	KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_counters[ALLOC_TAG_IDX_FIRST],
+			    __start_alloc_tags[0].counters);
+	KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_counters[ALLOC_TAG_IDX_NONE],
+			    alloc_tag_idx_counters[ALLOC_TAG_IDX_EMPTY]);
+	KUNIT_EXPECT_PTR_NE(test, alloc_tag_idx_counters[ALLOC_TAG_IDX_NONE],
+			    alloc_tag_unowned.counters);
 	alloc_tag_charge_pages(last, 2);
 	pgalloc_tag_sub_idx(last->idx, 2);
 	counters = alloc_tag_read(last);
@@ -254,6 +263,7 @@ static void module_table_grow_release(struct kunit *test)
 	 */
 	KUNIT_EXPECT_PTR_EQ(test, alloc_tag_module_from_n(first - alloc_tag_kernel_idx_end),
 			    &alloc_tag_unowned);
+	KUNIT_EXPECT_PTR_EQ(test, alloc_tag_idx_counters[first], alloc_tag_unowned.counters);
 	if (!IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
 		struct alloc_tag_counters c0 = alloc_tag_read(&alloc_tag_unowned), c1;
 
@@ -361,16 +371,21 @@ static void slab_slot_round_trip(struct kunit *test)
 	}
 }
 
-/* Whether __slab_tag_obj_index() finds objects @first..@last of @size bytes. */
+/*
+ * Whether __slab_tag_obj_index() finds objects @first..@last of @size
+ * bytes, from their first byte and from their last.
+ */
 static bool slab_obj_index_ok(struct kunit *test, unsigned int size,
 			      u64 first, u64 last)
 {
 	u64 mult = slab_tag_idx_mult(size), i;
 
 	for (i = first; i <= last; i++) {
-		if (__slab_tag_obj_index(i * size, mult) != i) {
-			KUNIT_FAIL(test, "object %llu of %u bytes: index %lu", i, size,
-				   __slab_tag_obj_index(i * size, mult));
+		if (__slab_tag_obj_index(i * size, mult) != i ||
+		    __slab_tag_obj_index(i * size + size - 1, mult) != i) {
+			KUNIT_FAIL(test, "%u-byte object %llu: index %lu, %lu from its end",
+				   size, i, __slab_tag_obj_index(i * size, mult),
+				   __slab_tag_obj_index(i * size + size - 1, mult));
 			return false;
 		}
 	}

@@ -53,11 +53,12 @@ Debian's config (`MEM_ALLOC_PROFILING` not set)."""
 # The memory ledger: debugfs alloc_tag/memory, one "name: bytes" line a
 # kind (total: all but the slab tag blocks in slabs' leftover space).
 LEDGER_KINDS = ["page_ext_slots", "slab_tag_blocks_kmalloc", "slab_tag_blocks_in_slab",
-                "percpu_counters", "module_map", "tag_indices", "total"]
+                "percpu_counters", "module_map", "counter_table", "tag_indices", "total"]
 LEDGER_TITLE = {
     "page_ext_slots": "page_ext slots", "slab_tag_blocks_kmalloc": "slab tags, kmalloc'd",
     "slab_tag_blocks_in_slab": "slab tags in leftover space", "percpu_counters": "per-CPU counters",
-    "module_map": "module map", "tag_indices": "tag indices", "total": "total",
+    "module_map": "module map", "counter_table": "counter table",
+    "tag_indices": "tag indices", "total": "total",
 }
 NONE_HERE = "—"     # a kind the kernel has no storage of (stock 6.12's module map, ...)
 # struct alloc_tag_counters: two u64, per tag and possible CPU.

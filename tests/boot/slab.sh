@@ -62,7 +62,8 @@ check_ledger() {
 		fi
 		sum=$(( $(field page_ext_slots "$mem") + $(field slab_tag_blocks_kmalloc "$mem") +
 			$(field percpu_counters "$mem") + $(field module_map "$mem") +
-			$(field tag_indices "$mem") + $(field debug_bitmap "$mem") ))
+			$(field counter_table "$mem") + $(field tag_indices "$mem") +
+			$(field debug_bitmap "$mem") ))
 		eq "$name: the ledger's total is the sum of its kinds ($when)" "$sum" "$(field total "$mem")"
 		tags=$(( $(field kernel_tags "$st") + $(field module_indices_used "$st") ))
 		eq "$name: per-CPU counters: $tags tags x $cpus CPUs x 16 bytes ($when)" \
@@ -71,6 +72,20 @@ check_ledger() {
 			"$(( (tags + $(field unindexed_tags "$st")) * 8 ))" "$(field tag_indices "$mem")"
 		eq "$name: module map bytes as the storage report has them ($when)" \
 			"$(field module_map_bytes "$st")" "$(field module_map "$mem")"
+		eq "$name: counter table bytes as the storage report has them ($when)" \
+			"$(field counter_table_bytes "$st")" "$(field counter_table "$mem")"
+		# The boot's table: 8 bytes for each kernel tag and the 2 reserved
+		# indices; a module map's copy adds a table for it and the kernel's.
+		local entries kidx
+		entries=$(field module_map_entries "$st")
+		kidx=$(( $(field kernel_tags "$st") + 2 ))
+		if [ "$entries" = 0 ]; then
+			eq "$name: counter table: 8 bytes for each of $kidx kernel and reserved indices ($when)" \
+				"$((kidx * 8))" "$(field counter_table "$mem")"
+		else
+			check "$name: counter table: the boot's and at least one of $((kidx + entries)) entries ($when)" \
+				test "$(field counter_table "$mem")" -ge "$(( (2 * kidx + entries) * 8 ))"
+		fi
 		local slot slots all
 		slot=$(field page_ext_index_bytes "$st") slots=$(field page_ext_slots "$mem")
 		all=$(field page_ext_all "$mem")
