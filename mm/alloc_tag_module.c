@@ -110,8 +110,8 @@ bool __init alloc_tag_idx_counters_init(void)
 static bool module_map_grow(unsigned long n)
 {
 	struct alloc_tag_counters __percpu **table, **old_table = alloc_tag_idx_counters;
-	unsigned long size = max(alloc_tag_module_map->size * 2, MODULE_MAP_MIN), i;
 	struct alloc_tag_module_map *old = alloc_tag_module_map, *map;
+	unsigned long size = max(old->size * 2, MODULE_MAP_MIN), i;
 	unsigned long end = alloc_tag_kernel_idx_end;
 
 	while (size <= n)

@@ -41,7 +41,7 @@ extern unsigned long alloc_tag_kernel_tags;
 
 struct alloc_tag *alloc_tag_idx_unowned(unsigned long idx) __cold;
 void alloc_tag_idx_sub_check(unsigned long idx) __cold;
-bool alloc_tag_idx_sub_valid(unsigned long idx) __cold;
+struct alloc_tag *alloc_tag_idx_charged(unsigned long idx) __cold;
 void alloc_tag_count_unindexed(unsigned int nr) __cold;
 void alloc_tag_count_unindexed_slab(size_t bytes) __cold;
 struct seq_file;
@@ -358,7 +358,7 @@ static __always_inline void alloc_tag_sub_idx(unsigned long idx, size_t bytes)
 	struct alloc_tag_counters __percpu *counters;
 
 	/* Debug builds check the index, and warn of one that no tag owns. */
-	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) && !alloc_tag_idx_sub_valid(idx))
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) && !alloc_tag_idx_charged(idx))
 		return;
 	/*
 	 * The page's index before the table: pairs with smp_wmb() in

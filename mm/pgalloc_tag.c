@@ -402,17 +402,16 @@ void alloc_tag_idx_sub_check(unsigned long idx)
 }
 
 /*
- * Debug builds: whether freeing a page of index @idx uncharges a tag. A
- * reserved index is checked (a page freed without a tag), an index that
- * no tag owns warned of.
+ * The tag that index @idx is charged to, NULL for a reserved index, which
+ * is checked (a page or object without a tag); an index that no tag owns
+ * is warned of. Debug builds check every freed index with it.
  */
-bool alloc_tag_idx_sub_valid(unsigned long idx)
+struct alloc_tag *alloc_tag_idx_charged(unsigned long idx)
 {
-	if (idx < ALLOC_TAG_IDX_FIRST) {
-		alloc_tag_idx_sub_check(idx);
-		return false;
-	}
-	return alloc_tag_from_idx(idx);
+	if (idx >= ALLOC_TAG_IDX_FIRST)
+		return alloc_tag_from_idx(idx);
+	alloc_tag_idx_sub_check(idx);
+	return NULL;
 }
 
 /*
@@ -470,12 +469,7 @@ static inline unsigned long page_tag_idx_peek(struct page *page)
  */
 struct alloc_tag *__pgalloc_tag_get(struct page *page)
 {
-	unsigned long idx = page_tag_idx_peek(page);
-
-	if (idx >= ALLOC_TAG_IDX_FIRST)
-		return alloc_tag_from_idx(idx);
-	alloc_tag_idx_sub_check(idx);
-	return NULL;
+	return alloc_tag_idx_charged(page_tag_idx_peek(page));
 }
 
 /*
