@@ -15,6 +15,7 @@
 #include <linux/alloc_tag.h>
 #include <linux/alloc_tag_idx.h>
 #include <linux/idr.h>
+#include <linux/kmemleak.h>
 #include <linux/memblock.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
@@ -105,7 +106,9 @@ bool __init alloc_tag_idx_counters_init(void)
  * page's index may have loaded their address and be about to read an
  * entry, without a lock or an RCU read-side section to wait for. What
  * stays allocated is less than the current copies' size (the sizes
- * double), and is reported in module_map_bytes and idx_counters_bytes.
+ * double), and is reported in module_map_bytes and idx_counters_bytes;
+ * kmemleak is told that the copies, once replaced and pointed to by
+ * nothing, are kept on purpose.
  */
 static bool module_map_grow(unsigned long n)
 {
@@ -125,6 +128,8 @@ static bool module_map_grow(unsigned long n)
 		kvfree(table);
 		return false;
 	}
+	kmemleak_not_leak(map);
+	kmemleak_not_leak(table);
 	map->size = size;
 	memcpy(map->tags, old->tags, old->size * sizeof(map->tags[0]));
 	memcpy(table, old_table, (end + old->size) * sizeof(*table));
