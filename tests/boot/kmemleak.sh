@@ -8,7 +8,8 @@
 # object is reported only once it is older than 5 s), and reads the
 # report. An unreferenced object fails the test when its allocation's
 # backtrace goes through the series' code (alloc_tag, pgalloc_tag,
-# codetag, the slab tag blocks); other objects are listed, not counted.
+# codetag, the slab tag blocks); other unreferenced objects, the rest of
+# the kernel's, are only counted in an info line.
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/kmemleak
 id=profiling+debug
