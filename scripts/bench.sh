@@ -18,7 +18,9 @@
 #   1. -icount shift=0 (guest clock = instructions, exactly repeatable):
 #      instructions to userspace, memory after boot, the microbenchmark
 #      (tests/modules/pftag_bench.c), perf stat of hackbench (on one
-#      vCPU) and of a page-fault loop; both sets.
+#      vCPU) and of a page-fault loop; the baseline booted once more for
+#      hackbench alone, to show how far it moves from boot to boot;
+#      both sets.
 #   2. the memory ledger, -icount too, a boot of its own: the bytes
 #      profiling holds after boot and while a slab-heavy load holds
 #      its objects (LEDGER_FILES tmpfs files, LEDGER_PAIRS AF_UNIX
@@ -163,6 +165,9 @@ for s in $SETS; do
 			clock,info,micro,hackbench,faults \
 			"$(set_loops "$s" "$LOOPS_ICOUNT" "$LOOPS_ICOUNT_DISTRO")" 3
 	done
+	# hackbench's boot-to-boot repeatability: the baseline booted again.
+	boot baseline "$(obj_id baseline "$f")" "" "$OUT/$s/icount/baseline-again" -m "$MEM" -i -- \
+		hackbench 0 3
 done
 load icount-end
 # 2. The memory ledger. A boot of its own: its "after boot" figures
