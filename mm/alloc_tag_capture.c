@@ -82,8 +82,6 @@
 /* Address ranges of the functions a tag's call site may be in. */
 #define CAPTURE_FN_RANGES	4
 
-DEFINE_STATIC_KEY_FALSE(alloc_tag_capture_on);
-
 struct capture_range {
 	unsigned long start;
 	unsigned long end;
@@ -267,7 +265,7 @@ static struct capture_tag *capture_find(struct alloc_tag *tag)
  * alloc_tag_capture - record the call chain of an allocation at a chosen tag
  * @tag: the tag the allocation is charged to, chosen for capture
  * @bytes: the allocation's size
- * @ret: returned, for the caller's tail call (alloc_tag_capture_chosen())
+ * @ret: returned, for the caller's tail call (alloc_tag_idx_chosen())
  *
  * Context: any, from the allocation hooks; takes no lock, allocates nothing.
  * Return: @ret.
@@ -314,13 +312,29 @@ static struct capture_tag *chosen_entry(unsigned int i)
 	return rcu_dereference_protected(chosen[i], true);
 }
 
+/*
+ * Mark @tag's index as chosen (ALLOC_TAG_IDX_CAPTURE), or unmark it. A
+ * tag's idx field is written only under the module list lock: by a
+ * module's load and unload, and here.
+ */
+static void capture_mark(struct alloc_tag *tag, bool chosen)
+{
+	unsigned long idx = READ_ONCE(tag->idx);
+
+	alloc_tag_module_list_assert_held();
+	if (chosen)
+		idx |= ALLOC_TAG_IDX_CAPTURE;
+	else
+		idx &= ~ALLOC_TAG_IDX_CAPTURE;
+	WRITE_ONCE(tag->idx, idx);
+}
+
 /* Drop the chosen entry @i: no new capture finds it, captures in flight keep it. */
 static void capture_drop(unsigned int i)
 {
 	struct capture_tag *ct = chosen_entry(i);
-	struct alloc_tag *tag = ct->tag;
 
-	WRITE_ONCE(tag->ct.flags, tag->ct.flags & ~ALLOC_TAG_CAPTURE);
+	capture_mark(ct->tag, false);
 	RCU_INIT_POINTER(chosen[i], NULL);
 	atomic_dec(&nr_chosen);
 	kvfree_rcu(ct, rcu);
@@ -351,14 +365,24 @@ void alloc_tag_capture_module_unload(struct alloc_tag *tags, unsigned long nr)
 			tags->ct.modname, dropped);
 }
 
-/* The static key follows running and whether a tag is chosen. */
-static void capture_key_update(void)
+/*
+ * The chosen tags' marks follow running: the allocation hooks send the
+ * allocations of a marked tag to alloc_tag_capture(). Each chosen entry
+ * is in chosen[] before its tag is marked, so the capture path finds it.
+ */
+static void capture_marks_update(void)
 {
+	unsigned int i;
+
 	lockdep_assert_held(&capture_lock);
-	if (running && atomic_read(&nr_chosen))
-		static_branch_enable(&alloc_tag_capture_on);
-	else
-		static_branch_disable(&alloc_tag_capture_on);
+	alloc_tag_lock_module_list(true);
+	for (i = 0; i < CAPTURE_MAX_TAGS; i++) {
+		struct capture_tag *ct = chosen_entry(i);
+
+		if (ct)
+			capture_mark(ct->tag, running);
+	}
+	alloc_tag_lock_module_list(false);
 }
 
 /* Fail a write: the message says what was wrong and the way out. */
@@ -638,14 +662,10 @@ static int capture_choose(const struct capture_sel *sel)
 	}
 	capture_find_fns(new, nr);
 	for (i = 0; i < nr; i++) {
-		struct alloc_tag *tag = new[i]->tag;
-
 		while (rcu_access_pointer(chosen[slot]))
 			slot++;
 		rcu_assign_pointer(chosen[slot], new[i]);
 		atomic_inc(&nr_chosen);
-		/* The entry before the flag: the capture path finds it. */
-		WRITE_ONCE(tag->ct.flags, tag->ct.flags | ALLOC_TAG_CAPTURE);
 		new[i] = NULL;
 	}
 out:
@@ -727,7 +747,7 @@ static ssize_t capture_tags_write(struct file *file, const char __user *ubuf,
 	while (!err && (line = strsep(&s, "\n")))
 		err = capture_tags_line(line);
 	alloc_tag_lock_module_list(false);
-	capture_key_update();
+	capture_marks_update();
 unlock:
 	mutex_unlock(&capture_lock);
 	kfree(buf);
@@ -838,7 +858,7 @@ static ssize_t capture_control_write(struct file *file, const char __user *ubuf,
 	} else {
 		err = capture_fail(-EINVAL, "'%s': write start, stop or reset", cmd);
 	}
-	capture_key_update();
+	capture_marks_update();
 	mutex_unlock(&capture_lock);
 	kfree(buf);
 	return err ? err : count;

@@ -407,18 +407,17 @@ static __always_inline void pgalloc_tag_flags_add(struct page *page, unsigned in
 		return;
 	idx = READ_ONCE(tag->idx);
 	/*
-	 * A module tag that got no index (the index space was full when the
-	 * module loaded) cannot be stored in a page: its page allocations are
-	 * counted, and charged to no tag.
+	 * Out of line: a module tag that got no index (the index space was
+	 * full when the module loaded), whose page allocations are counted
+	 * and charged to no tag, and a tag chosen for capture, whose index
+	 * carries ALLOC_TAG_IDX_CAPTURE, the field's sign.
 	 */
-	if (unlikely(idx == ALLOC_TAG_IDX_NONE)) {
-		alloc_tag_count_unindexed(1U << order);
+	if (unlikely((long)idx <= 0)) {
+		__pgalloc_tag_add(page, order);
 		return;
 	}
 	atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT, (atomic_long_t *)&page->flags);
 	alloc_tag_charge_pages(tag, order);
-	if (alloc_tag_capture_chosen(tag))
-		alloc_tag_capture(tag, PAGE_SIZE << order, NULL);
 }
 
 /*

@@ -286,47 +286,23 @@ void alloc_tag_paged_idx_release(unsigned long idx)
 }
 
 /*
- * Charge @tag for the 2^@order pages at @page, fresh from the allocator,
- * and give the page the tag's index: in page_ext if @page_ext is set,
- * else in page->flags.
+ * Give the 2^@order pages at @page, fresh from the allocator, the index
+ * @idx of @tag, and charge the tag for them: in page_ext if @page_ext is
+ * set, else in page->flags.
  *
  * Every page enters the free lists with index 0 (free_pages_prepare()
  * clears it, and in page_ext the mark, or __pgalloc_tag_sub_ext() the
  * slot where there is no mark; struct pages and page_ext start zeroed),
  * so the old index is not read (but by the debug check). In page->flags
  * the new one is set with an OR, atomic for the reason
- * pgalloc_tag_flags_add() gives. Returns @tag if it was charged, else NULL.
+ * pgalloc_tag_flags_add() gives.
  */
-static __always_inline struct alloc_tag *
-pgalloc_tag_add_idx(struct page *page, struct page_ext *page_ext,
-		    struct alloc_tag *tag, unsigned int order)
+static __always_inline void pgalloc_tag_set_idx(struct page *page,
+						struct page_ext *page_ext,
+						struct alloc_tag *tag,
+						unsigned int order,
+						unsigned long idx)
 {
-	unsigned long idx;
-
-	if (unlikely(!tag)) {
-		alloc_tag_add_check(NULL, tag);
-		return NULL;
-	}
-	idx = READ_ONCE(tag->idx);
-	/*
-	 * A module tag that got no index (the index space was full when the
-	 * module loaded) cannot be stored in a page: its page allocations are
-	 * counted, and charged to no tag.
-	 */
-	if (unlikely(idx == ALLOC_TAG_IDX_NONE)) {
-		alloc_tag_count_unindexed(1U << order);
-		/*
-		 * Debug builds check, when a page is freed, that it had a
-		 * tag: give the page "untagged on purpose" instead of none.
-		 */
-		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
-			if (page_ext)
-				pgalloc_tag_ext_idx_store(page, page_ext, ALLOC_TAG_IDX_EMPTY);
-			else
-				pgalloc_tag_idx_write(page, ALLOC_TAG_IDX_EMPTY);
-		}
-		return NULL;
-	}
 	if (page_ext) {
 		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
 			alloc_tag_idx_add_check(pgalloc_tag_ext_idx_load(page, page_ext),
@@ -345,14 +321,69 @@ pgalloc_tag_add_idx(struct page *page, struct page_ext *page_ext,
 	}
 	alloc_tag_charge_pages(tag, order);
 	note_paged_idx(idx);
+}
+
+/*
+ * pgalloc_tag_add_idx() for a tag whose idx field is not above 0: a
+ * module tag without an index, or a tag chosen for capture. Returns @tag
+ * if it was charged (it is chosen), else NULL.
+ */
+static noinline __cold struct alloc_tag *
+pgalloc_tag_add_idx_slow(struct page *page, struct page_ext *page_ext,
+			 struct alloc_tag *tag, unsigned int order)
+{
+	unsigned long idx = alloc_tag_idx(tag);
+
+	/*
+	 * A module tag that got no index (the index space was full when the
+	 * module loaded) cannot be stored in a page: its page allocations are
+	 * counted, and charged to no tag.
+	 */
+	if (idx == ALLOC_TAG_IDX_NONE) {
+		alloc_tag_count_unindexed(1U << order);
+		/*
+		 * Debug builds check, when a page is freed, that it had a
+		 * tag: give the page "untagged on purpose" instead of none.
+		 */
+		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
+			if (page_ext)
+				pgalloc_tag_ext_idx_store(page, page_ext, ALLOC_TAG_IDX_EMPTY);
+			else
+				pgalloc_tag_idx_write(page, ALLOC_TAG_IDX_EMPTY);
+		}
+		return NULL;
+	}
+	pgalloc_tag_set_idx(page, page_ext, tag, order, idx);
 	return tag;
+}
+
+/*
+ * Charge @tag for the 2^@order pages at @page and give them its index
+ * (pgalloc_tag_set_idx()). Returns @tag if it is chosen for capture, for
+ * the caller to capture the allocation, else NULL.
+ */
+static __always_inline struct alloc_tag *
+pgalloc_tag_add_idx(struct page *page, struct page_ext *page_ext,
+		    struct alloc_tag *tag, unsigned int order)
+{
+	unsigned long idx;
+
+	if (unlikely(!tag)) {
+		alloc_tag_add_check(NULL, tag);
+		return NULL;
+	}
+	idx = READ_ONCE(tag->idx);
+	if (unlikely((long)idx <= 0))
+		return pgalloc_tag_add_idx_slow(page, page_ext, tag, order);
+	pgalloc_tag_set_idx(page, page_ext, tag, order, idx);
+	return NULL;
 }
 
 /*
  * Capture the allocation of 2^@order pages just charged to current's tag,
  * chosen for capture. Out of line, reading the tag again, so that
  * __pgalloc_tag_add_ext() keeps nothing in a register across
- * page_ext_put() for it: see alloc_tag_capture_chosen().
+ * page_ext_put() for it.
  */
 static noinline void __cold pgalloc_tag_capture(unsigned int order)
 {
@@ -361,29 +392,27 @@ static noinline void __cold pgalloc_tag_capture(unsigned int order)
 
 /*
  * The allocation hook out of line, one function a storage. Page-flags
- * storage calls __pgalloc_tag_add() in debug builds only, for the check
- * that the page carries no tag; pgalloc_tag_flags_add() is the same work
- * inline, without it.
+ * storage calls __pgalloc_tag_add() in debug builds, for the check that
+ * the page carries no tag, and for the tags its inline hook,
+ * pgalloc_tag_flags_add(), leaves to it: a module tag without an index,
+ * a tag chosen for capture.
  */
 void __pgalloc_tag_add(struct page *page, unsigned int order)
 {
 	struct alloc_tag *tag = pgalloc_tag_add_idx(page, NULL, current->alloc_tag, order);
 
-	if (tag && alloc_tag_capture_chosen(tag))
+	if (tag)
 		alloc_tag_capture(tag, PAGE_SIZE << order, NULL);
 }
 
 void __pgalloc_tag_add_ext(struct page *page, unsigned int order)
 {
 	struct page_ext *page_ext = page_ext_get(page);
-	struct alloc_tag *tag;
 
 	if (!page_ext)
 		return;
-	tag = pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order);
 	/* Before page_ext_put(), which stays a tail call. */
-	if (static_branch_unlikely(&alloc_tag_capture_on) && tag &&
-	    unlikely(READ_ONCE(tag->ct.flags) & ALLOC_TAG_CAPTURE)) {
+	if (unlikely(pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order))) {
 		page_ext_put(page_ext);
 		pgalloc_tag_capture(order);
 		return;

@@ -15,6 +15,7 @@
 #define _LINUX_ALLOC_TAG_IDX_H
 
 #include <linux/alloc_tag.h>
+#include <linux/bits.h>
 #include <linux/limits.h>
 
 /* Reserved indices; tags are numbered from ALLOC_TAG_IDX_FIRST. */
@@ -34,6 +35,22 @@ static inline unsigned long alloc_tag_idx_capacity(unsigned int bits)
 
 #ifdef CONFIG_MEM_ALLOC_PROFILING
 
+/*
+ * The top bit of a tag's idx field: set while the tag is chosen for
+ * capture and capture runs (mm/alloc_tag_capture.c). The allocation hooks
+ * test the field once, as a signed number: above 0, it is the index to
+ * store and there is nothing else to do; else they go out of line, for a
+ * module tag without an index as for a chosen tag. The tag's index is
+ * the field without the bit (alloc_tag_idx()).
+ */
+#define ALLOC_TAG_IDX_CAPTURE	BIT(BITS_PER_LONG - 1)
+
+/* The index of @tag, ALLOC_TAG_IDX_NONE if it has none. */
+static inline unsigned long alloc_tag_idx(const struct alloc_tag *tag)
+{
+	return READ_ONCE(tag->idx) & ~ALLOC_TAG_IDX_CAPTURE;
+}
+
 /* The index a tag reference stands for. */
 static inline unsigned long alloc_tag_ref_to_idx(union codetag_ref *ref)
 {
@@ -41,7 +58,7 @@ static inline unsigned long alloc_tag_ref_to_idx(union codetag_ref *ref)
 		return ALLOC_TAG_IDX_NONE;
 	if (is_codetag_empty(ref))
 		return ALLOC_TAG_IDX_EMPTY;
-	return READ_ONCE(ct_to_alloc_tag(ref->ct)->idx);
+	return alloc_tag_idx(ct_to_alloc_tag(ref->ct));
 }
 
 /* The codetag of index @idx, the empty one, or NULL if none. */
