@@ -350,10 +350,12 @@ static __always_inline void alloc_tag_charge_pages(struct alloc_tag *tag,
 }
 
 /*
- * Uncharge an allocation of @bytes from the tag of index @idx (a page or
- * a slab object being freed).
+ * Uncharge an allocation from the tag of index @idx (a page or a slab
+ * object being freed): add @neg_bytes, its size negated, to the tag's
+ * bytes. this_cpu_sub() would negate the size each time; the slab free
+ * path keeps it negated in the cache (tag_free_bytes).
  */
-static __always_inline void alloc_tag_sub_idx(unsigned long idx, size_t bytes)
+static __always_inline void __alloc_tag_sub_idx(unsigned long idx, long neg_bytes)
 {
 	struct alloc_tag_counters __percpu *counters;
 
@@ -373,8 +375,14 @@ static __always_inline void alloc_tag_sub_idx(unsigned long idx, size_t bytes)
 	 * carries its index.
 	 */
 	counters = data_race(READ_ONCE(alloc_tag_idx_counters)[idx]);
-	this_cpu_sub(counters->bytes, bytes);
+	this_cpu_add(counters->bytes, neg_bytes);
 	this_cpu_dec(counters->calls);
+}
+
+/* Uncharge an allocation of @bytes from the tag of index @idx. */
+static __always_inline void alloc_tag_sub_idx(unsigned long idx, size_t bytes)
+{
+	__alloc_tag_sub_idx(idx, -(long)bytes);
 }
 
 /* Uncharge 2^@order pages from the tag of index @idx (pages being freed). */
