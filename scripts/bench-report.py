@@ -952,8 +952,8 @@ def main():
         p("  " + cmd.replace(top + "/", ""))
         p("  ```")
     p("")
-    p("Reproduce: `make bench` (about %d minutes here, kernels built; building the six kernels "
-      "cold adds about 45 minutes on 2 cores)." % max(1, round(a.seconds / 60)))
+    p("Reproduce: `make bench` (about %d minutes here, kernels built; building its ten kernels "
+      "(five a set) cold adds about an hour on 2 cores)." % max(1, round(a.seconds / 60)))
 
     with open(a.md, "w") as f:
         f.write("\n".join(L) + "\n")
