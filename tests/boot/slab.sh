@@ -8,7 +8,8 @@
 # the allocator gives each object), or n times the pages of a large
 # kmalloc; after the free, 0 and 0. The storage report gives the index
 # width and the tag blocks; the debug build's checks stay silent, KFENCE
-# sampling too.
+# sampling too. The debug builds have memcg: there the module is loaded
+# inside a memory cgroup, and its accounted objects are charged to it.
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/slab
 mkdir -p "$o"
@@ -27,6 +28,15 @@ done > /tmp/sizes0
 echo '== storage-boot'; cat /sys/kernel/debug/alloc_tag/storage
 echo '== memory-boot'; cat /sys/kernel/debug/alloc_tag/memory
 echo '== possible'; cat /sys/devices/system/cpu/possible
+# With memcg: load the module inside a memory cgroup, so that its
+# GFP_KERNEL_ACCOUNT objects are charged to it and their slabs' tag
+# blocks hold memcg's vectors.
+if grep -q '^memory' /proc/cgroups 2>/dev/null &&
+	mount -t cgroup2 none /sys/fs/cgroup &&
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control &&
+	mkdir /sys/fs/cgroup/pftag && echo \$\$ > /sys/fs/cgroup/pftag/cgroup.procs; then
+	echo '== memcg'; cat /proc/self/cgroup
+fi
 insmod $mods/pftag_slab.ko n=$n
 echo '== storage-loaded'; cat /sys/kernel/debug/alloc_tag/storage
 echo '== memory-loaded'; cat /sys/kernel/debug/alloc_tag/memory
@@ -134,6 +144,10 @@ check_slab() { # NAME KERNEL APPEND
 		noext 0 0
 		account $((n * kacc)) $n
 	EOF
+	if grep -q '^CONFIG_MEMCG=y' "$BUILD/obj/$kernel/.config"; then
+		eq "$name: pftag_slab is loaded inside a memory cgroup (memcg's vectors in tag blocks)" \
+			"0::/pftag" "$(section memcg "$f")"
+	fi
 	st=$(section storage "$f")
 	eq "$name: slab indices take 2 bytes an object" 2 "$(field slab_index_bytes "$st")"
 	local blocks
