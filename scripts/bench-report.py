@@ -24,7 +24,11 @@ CASE_TITLE = {
     "page-o0-batch": "order 0, batch", "page-o0-batch-ktag": "order 0, batch, kernel tag",
     "page-o1": "order 1", "page-o3": "order 3", "page-o9": "order 9",
     "kmalloc-8-240": "kmalloc 8..240 B",
+    "kmalloc-8-240-memcg": "kmalloc 8..240 B, memcg online",
 }
+# run-bench's memcg part: the kmalloc case once a memory cgroup exists,
+# in the kernels that have memcg.
+MEMCG_CASE = "kmalloc-8-240-memcg"
 # The cases of the cache table and of the plot.
 CACHE_CASES = ["page-o0", "page-o0-ktag", "page-o0-batch", "page-o0-batch-ktag", "kmalloc-8-240"]
 PLOT_CASES = ["page-o0", "page-o0-ktag", "page-o0-batch", "page-o1", "page-o3", "kmalloc-8-240"]
@@ -75,6 +79,19 @@ def parse_micro(text):
     missing = [c for c in CASES if c not in out]
     if missing:
         raise ValueError("cases missing from the microbenchmark: " + " ".join(missing))
+    return out
+
+
+def parse_memcg(text):
+    """{MEMCG_CASE: [ns per iteration, ...]} of run-bench's memcg part; {}
+    for a kernel without memcg."""
+    if not text.strip() or text.strip() == "none":
+        return {}
+    out = {}
+    for m in MICRO_RE.finditer(text):
+        out.setdefault(m.group(2), []).append(int(m.group(4)) / int(m.group(3)))
+    if "pftag_bench: done" not in text or MEMCG_CASE not in out:
+        raise ValueError("the memcg part did not report %s and 'done'" % MEMCG_CASE)
     return out
 
 
@@ -214,6 +231,7 @@ def load_set(o, s, configs, rounds):
         e = {"sec": sec, "micro": parse_micro(sec.get("micro", "")),
              "hb": perf_runs(sec.get("hackbench", "")), "pf": perf_stat(sec.get("faults", "")),
              "build": build, "append": append}
+        e["micro"].update(parse_memcg(sec.get("memcg", "")))
         cdir = os.path.join(o, s, "cache", name)
         if os.path.isdir(cdir):
             csec = sections(os.path.join(cdir, "out.log"))
@@ -426,7 +444,12 @@ def main():
     # The median of a boot's runs: a run that some other work of the
     # guest (a kworker, a timer) interrupts for ~0.1 M instructions stands
     # out from the others and does not move the figure.
-    ins = {s: {n: {c: med(data[s][n]["micro"][c]) for c in CASES} for n in names} for s in sets}
+    # The cases of each set: the memcg case where every kernel of the set
+    # has memcg.
+    cases = {s: CASES + ([MEMCG_CASE] if all(MEMCG_CASE in data[s][n]["micro"] for n in names)
+                         else []) for s in sets}
+    ins = {s: {n: {c: med(data[s][n]["micro"][c]) for c in cases[s]} for n in names}
+           for s in sets}
 
     L = []
     p = L.append
@@ -501,14 +524,23 @@ def main():
       "(and page_ext entry).%s Overhead against baseline in parentheses: instructions per pair, "
       "then percent." % (loops, runs, pcp_note))
     p("")
+    if any(MEMCG_CASE in cases[s] for s in sets):
+        p("\"%s\": the kmalloc case again at the end of the same boot, once a memory cgroup "
+          "exists (the memory controller enabled in the root's `cgroup.subtree_control` and a "
+          "child created, as systemd does at boot), which brings memcg's kmem accounting "
+          "online for good: memcg's slab hooks, patched NOPs until then, run at every "
+          "kmalloc() and kfree(), of caches memcg does not account too. It is what the "
+          "kernels with memcg cost on a machine whose init creates cgroups; the allocations "
+          "themselves are not accounted (no `__GFP_ACCOUNT`)." % CASE_TITLE[MEMCG_CASE])
+        p("")
     rep = 0.0
     for s in sets:
         p("### %s" % SET_TITLE[s])
         p("")
-        table(p, names, CASES, lambda n, c: "%.0f" % ins[s][n][c] if n == base else
+        table(p, names, cases[s], lambda n, c: "%.0f" % ins[s][n][c] if n == base else
               ovh(ins[s][n][c], ins[s][base][c]))
         for n in names:
-            for c in CASES:
+            for c in cases[s]:
                 xs = data[s][n]["micro"][c]
                 rep = max(rep, (max(xs) / min(xs) - 1) * 100)
         p("")
@@ -532,7 +564,7 @@ def main():
         diffs = []
         for s in sets:
             for n in names:
-                for c in CASES:
+                for c in cases[s]:
                     try:
                         q = prev["instructions"][s][n][c]
                     except KeyError:
@@ -624,6 +656,15 @@ def main():
         p("- %s, on: %+.0f against stock 6.12's %+.0f instructions (%.0f%%): %s (target: at most "
           "a third)" % (CASE_TITLE[c], po, so, 100 * po / so if so else float("nan"),
                         "**met**" if so > 0 and po <= so / 3 else "**missed**"))
+        if MEMCG_CASE in I[base]:
+            c = MEMCG_CASE
+            b = I[base][c]
+            so, po = I[st][c] - b, I[pf][c] - b
+            p("- %s (memcg's kmem accounting online, as on a machine whose init creates cgroups): "
+              "built in but off %s against no profiling's %.0f; on %+.0f against stock 6.12's "
+              "%+.0f (%.0f%%); stock off %+.0f" % (
+                  CASE_TITLE[c], ovh(I["off"][c], b), b, po, so,
+                  100 * po / so if so else float("nan"), I[st_off][c] - b))
         o0 = I[pf]["page-o0"] - I[base]["page-o0"]
         for c in ("page-o1", "page-o3"):
             b = I[base][c]
@@ -652,7 +693,7 @@ def main():
         p("| case | stock off - baseline | stock on - stock off | series off - baseline | "
           "page flags - series off | page_ext - series off | page flags - stock |")
         p("|---|---|---|---|---|---|---|")
-        for c in CASES:
+        for c in cases[s]:
             p("| %s | %+.0f | %+.0f | %+.0f | %+.0f | %+.0f | %+.0f |" % (
                 CASE_TITLE[c], I[st_off][c] - I[base][c], I[st][c] - I[st_off][c],
                 I["off"][c] - I[base][c], I[pf][c] - I["off"][c], I[pe][c] - I["off"][c],

@@ -162,7 +162,7 @@ for s in $SETS; do
 	for c in "${CONFIGS[@]}"; do
 		IFS='|' read -r name build append <<< "$c"
 		boot "$name" "$(obj_id "$build" "$f")" "$append" "$OUT/$s/icount/$name" -m "$MEM" -i -- \
-			clock,info,micro,hackbench,faults \
+			clock,info,micro,hackbench,faults,memcg \
 			"$(set_loops "$s" "$LOOPS_ICOUNT" "$LOOPS_ICOUNT_DISTRO")" 3
 	done
 	# hackbench's boot-to-boot repeatability: the baseline booted again.

@@ -35,6 +35,12 @@
  *   page-o0-batch-ktag  the same, charged to the kernel tag
  *   kmalloc-8-240   kmalloc()/kfree() of 8, 16, ..., 240 bytes
  *
+ * memcg=1 measures the kmalloc case alone, as kmalloc-8-240-memcg, once a
+ * memory cgroup has brought memcg's kmem accounting online, as on every
+ * machine whose init creates cgroups (systemd): memcg's slab hooks then
+ * run at every kmalloc() and kfree(), where they were patched NOPs. The
+ * module refuses to load with memcg=1 while that accounting is offline.
+ *
  * Before every case the module starts CPU @cpu afresh (settle=1, the
  * default): it takes the CPU offline, which frees the CPU's per-CPU page
  * lists to the buddy allocator, and back online, so that the loop starts
@@ -61,6 +67,7 @@
 #include <linux/cpumask.h>
 #include <linux/gfp.h>
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -88,6 +95,10 @@ MODULE_PARM_DESC(batch, "pages allocated before they are freed in the batch case
 static bool settle = true;
 module_param(settle, bool, 0444);
 MODULE_PARM_DESC(settle, "start every case from empty per-CPU lists and, at orders 1 to 3, free buddy blocks of its order (CPU hotplug)");
+
+static bool memcg;
+module_param(memcg, bool, 0444);
+MODULE_PARM_DESC(memcg, "measure kmalloc alone, as kmalloc-8-240-memcg: memcg's kmem accounting must be online");
 
 static const unsigned int orders[] = { 0, 1, 3, 9 };
 /* kmalloc sizes: 8, 16, ..., 240 bytes, cycled through by the loop. */
@@ -327,6 +338,10 @@ static int bench(void)
 	int err = 0;
 
 	for (run = 1; run <= runs && !err; run++) {
+		if (memcg) {
+			err = measure("kmalloc-8-240-memcg", run, KMALLOC, 0);
+			continue;
+		}
 		for (i = 0; i < ARRAY_SIZE(orders) && !err; i++) {
 			snprintf(name, sizeof(name), "page-o%u", orders[i]);
 			err = measure(name, run, PAGE, orders[i]);
@@ -355,6 +370,10 @@ static int __init pftag_bench_init(void)
 		return -EINVAL;
 	if (!batch)
 		return -EINVAL;
+	if (memcg && !memcg_kmem_online()) {
+		pr_err("pftag_bench: memcg=1, but memcg's kmem accounting is offline: create a memory cgroup first (cgroup2: +memory in the root's cgroup.subtree_control, then mkdir)\n");
+		return -EINVAL;
+	}
 	if (!IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING))
 		ktag = 1;	/* no tags: the -ktag cases are the plain ones */
 	pages = kvmalloc_array(batch, sizeof(*pages), GFP_KERNEL);
