@@ -69,17 +69,24 @@ NONE_HERE = "—"     # a kind the kernel has no storage of (stock 6.12's module
 COUNTERS_BYTES = 16
 
 
-def parse_micro(text):
-    """{case: [ns per iteration, one per run]} of pftag_bench's lines."""
+def parse_runs(text, cases, what):
+    """{case: [ns per iteration, one per run]} of pftag_bench's lines in
+    TEXT, which must report 'done' and every case of CASES (WHAT names the
+    part in the errors)."""
     out = {}
     for m in MICRO_RE.finditer(text):
         out.setdefault(m.group(2), []).append(int(m.group(4)) / int(m.group(3)))
     if "pftag_bench: done" not in text:
-        raise ValueError("the microbenchmark did not report 'done'")
-    missing = [c for c in CASES if c not in out]
+        raise ValueError("the %s did not report 'done'" % what)
+    missing = [c for c in cases if c not in out]
     if missing:
-        raise ValueError("cases missing from the microbenchmark: " + " ".join(missing))
+        raise ValueError("cases missing from the %s: %s" % (what, " ".join(missing)))
     return out
+
+
+def parse_micro(text):
+    """{case: [ns per iteration, one per run]} of the micro part."""
+    return parse_runs(text, CASES, "microbenchmark")
 
 
 def parse_memcg(text):
@@ -87,12 +94,7 @@ def parse_memcg(text):
     for a kernel without memcg."""
     if not text.strip() or text.strip() == "none":
         return {}
-    out = {}
-    for m in MICRO_RE.finditer(text):
-        out.setdefault(m.group(2), []).append(int(m.group(4)) / int(m.group(3)))
-    if "pftag_bench: done" not in text or MEMCG_CASE not in out:
-        raise ValueError("the memcg part did not report %s and 'done'" % MEMCG_CASE)
-    return out
+    return parse_runs(text, [MEMCG_CASE], "memcg part")
 
 
 def micro_order(text):
