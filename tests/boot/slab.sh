@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Slab objects' tags as indices, on the profiling kernel in both page
-# storage modes, on the debug build and on the distribution layouts: pftag_slab allocates n objects on
-# every path that charges a slab object (kmalloc, kmem_cache_alloc, bulk,
-# a merged cache, krealloc, kfree_rcu, a large kmalloc, __GFP_NO_OBJ_EXT,
-# GFP_KERNEL_ACCOUNT), and each call site must show exactly n calls and n
+# storage modes, on the debug build and on the distribution layouts:
+# pftag_slab allocates n objects on every path that charges a slab object
+# (kmalloc, kmem_cache_alloc, bulk, a merged cache, krealloc, kfree_rcu, a
+# large kmalloc, __GFP_NO_OBJ_EXT, GFP_KERNEL_ACCOUNT, and the node and lru
+# forms, each with its own functions since the call sites give their tag
+# as an argument), and each call site must show exactly n calls and n
 # times its cache's object size (slab_size in /sys/kernel/slab, the size
 # the allocator gives each object), or n times the pages of a large
 # kmalloc; after the free, 0 and 0. The storage report gives the index
@@ -143,6 +145,10 @@ check_slab() { # NAME KERNEL APPEND
 		large $((n * 16384)) $n
 		noext 0 0
 		account $((n * kacc)) $n
+		kmnode $((n * k64)) $n
+		kznode $((n * k192)) $n
+		cnode $((n * obj)) $n
+		clru $((n * obj)) $n
 	EOF
 	if grep -q '^CONFIG_MEMCG=y' "$BUILD/obj/$kernel/.config"; then
 		eq "$name: pftag_slab is loaded inside a memory cgroup (memcg's vectors in tag blocks)" \

@@ -17,6 +17,10 @@
  *   kmalloc() of 3 pages and a byte (a large kmalloc: pages)   SITE:large
  *   kmalloc(64, __GFP_NO_OBJ_EXT): never charged               SITE:noext
  *   kmalloc(64, GFP_KERNEL_ACCOUNT) (kmalloc-cg-64 with memcg) SITE:account
+ *   kmalloc_node() of 64 bytes, the size unknown to the compiler SITE:kmnode
+ *   kzalloc_node(192) (a kmalloc cache known at compile time)  SITE:kznode
+ *   kmem_cache_alloc_node() from the module's cache            SITE:cnode
+ *   kmem_cache_alloc_lru() from the module's cache, no lru     SITE:clru
  *
  * Writing 1 to /sys/kernel/debug/pftag_slab/free frees everything (the
  * rcu objects with kfree_rcu(), then waits for them); unloading frees
@@ -42,7 +46,8 @@ struct rcu_obj {
 };
 
 enum { P_KMALLOC8, P_KMALLOC64, P_KMALLOC192, P_CACHE, P_BULK, P_MERGED,
-	P_KREALLOC, P_RCU, P_LARGE, P_NOEXT, P_ACCOUNT, NR_PATHS };
+	P_KREALLOC, P_RCU, P_LARGE, P_NOEXT, P_ACCOUNT, P_KMNODE, P_KZNODE,
+	P_CNODE, P_CLRU, NR_PATHS };
 
 /* protects held[] */
 static DEFINE_MUTEX(slab_lock);
@@ -103,6 +108,27 @@ static noinline void *slab_account(void)
 	return kmalloc(64, GFP_KERNEL_ACCOUNT);	/* SITE:account */
 }
 
+static noinline void *slab_kmalloc_node(size_t size)
+{
+	OPTIMIZER_HIDE_VAR(size);
+	return kmalloc_node(size, GFP_KERNEL, NUMA_NO_NODE);	/* SITE:kmnode */
+}
+
+static noinline void *slab_kzalloc_node(void)
+{
+	return kzalloc_node(192, GFP_KERNEL, NUMA_NO_NODE);	/* SITE:kznode */
+}
+
+static noinline void *slab_cache_node(void)
+{
+	return kmem_cache_alloc_node(own_cache, GFP_KERNEL, NUMA_NO_NODE); /* SITE:cnode */
+}
+
+static noinline void *slab_cache_lru(void)
+{
+	return kmem_cache_alloc_lru(own_cache, NULL, GFP_KERNEL);	/* SITE:clru */
+}
+
 static void free_all(void)
 {
 	unsigned int i;
@@ -121,6 +147,12 @@ static void free_all(void)
 		kfree(held[P_LARGE][i]);
 		kfree(held[P_NOEXT][i]);
 		kfree(held[P_ACCOUNT][i]);
+		kfree(held[P_KMNODE][i]);
+		kfree(held[P_KZNODE][i]);
+		if (held[P_CNODE][i])
+			kmem_cache_free(own_cache, held[P_CNODE][i]);
+		if (held[P_CLRU][i])
+			kmem_cache_free(own_cache, held[P_CLRU][i]);
 	}
 	if (held[P_BULK][0])
 		kmem_cache_free_bulk(own_cache, n, held[P_BULK]);
@@ -144,11 +176,16 @@ static int alloc_all(void)
 		held[P_LARGE][i] = slab_large();
 		held[P_NOEXT][i] = slab_noext();
 		held[P_ACCOUNT][i] = slab_account();
+		held[P_KMNODE][i] = slab_kmalloc_node(64);
+		held[P_KZNODE][i] = slab_kzalloc_node();
+		held[P_CNODE][i] = slab_cache_node();
+		held[P_CLRU][i] = slab_cache_lru();
 		if (!held[P_KMALLOC8][i] || !held[P_KMALLOC64][i] ||
 		    !held[P_KMALLOC192][i] || !held[P_CACHE][i] ||
 		    !held[P_MERGED][i] || !held[P_KREALLOC][i] ||
 		    !held[P_RCU][i] || !held[P_LARGE][i] || !held[P_NOEXT][i] ||
-		    !held[P_ACCOUNT][i])
+		    !held[P_ACCOUNT][i] || !held[P_KMNODE][i] ||
+		    !held[P_KZNODE][i] || !held[P_CNODE][i] || !held[P_CLRU][i])
 			return -ENOMEM;
 	}
 	if (slab_bulk(held[P_BULK], n) != n)
