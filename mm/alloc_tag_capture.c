@@ -133,8 +133,10 @@ struct capture_cpu {
 static DEFINE_PER_CPU(struct capture_cpu, capture_cpu);
 
 /*
- * The allocator's entry points, whose names end in _noprof (the functions
- * alloc_hooks() wraps), sorted by address: a chain starts past them.
+ * The allocator's entry points, sorted by address: a chain starts past
+ * them. Their names end in _noprof (the functions alloc_hooks() wraps),
+ * or they are the slab functions slab_alloc_hooks() gives a tag
+ * (__kmalloc*_tagged(), kmem_cache_alloc*_tagged()).
  */
 static struct capture_range *noprof;
 static unsigned int nr_noprof;
@@ -199,9 +201,10 @@ static bool in_fn(const struct capture_tag *ct, unsigned long ip)
 
 /*
  * Where the chain starts in @trace: at the tag's own function, found past
- * the allocator's _noprof entry points, else just past the outermost of
- * these (the function was inlined into its callers), else at the start.
- * Frames are return addresses: the call is the byte before.
+ * the allocator's entry points, else just past the outermost of these (the
+ * function was inlined into its callers, or ended in a tail call of the
+ * allocator, as a helper that returns kmalloc()'s result does), else at
+ * the start. Frames are return addresses: the call is the byte before.
  */
 static unsigned int capture_first_frame(const struct capture_tag *ct,
 					const unsigned long *trace, unsigned int nr)
@@ -548,11 +551,20 @@ static void capture_find_fns(struct capture_tag **new, unsigned int nr)
 	}
 }
 
+static bool ends_with(const char *name, const char *suffix)
+{
+	size_t len = strlen(name), n = strlen(suffix);
+
+	return len > n && !strcmp(name + len - n, suffix);
+}
+
 static bool is_noprof(const char *name)
 {
-	size_t len = strlen(name), suffix = strlen("_noprof");
-
-	return len > suffix && !strcmp(name + len - suffix, "_noprof");
+	if (ends_with(name, "_noprof"))
+		return true;
+	return ends_with(name, "_tagged") &&
+	       (str_has_prefix(name, "__kmalloc") ||
+		str_has_prefix(name, "kmem_cache_alloc"));
 }
 
 static int noprof_count(void *data, const char *name, unsigned long addr)
@@ -577,7 +589,7 @@ static int range_cmp(const void *a, const void *b)
 	return ra->start < rb->start ? -1 : ra->start > rb->start;
 }
 
-/* Find the allocator's _noprof entry points, once. */
+/* Find the allocator's entry points, once. */
 static int capture_find_noprof(void)
 {
 	unsigned int size = 0;
