@@ -7,14 +7,13 @@
 # its frame is not on the stack, and its chains start at ctx_call, as an
 # inlined helper's would), with exactly those calls, bytes = calls x the
 # size /proc/allocinfo charges, and their sum is the tag's change in
-# /proc/allocinfo; a third helper, not chosen, is charged as before.
-# Then: max_chains=2 puts the third caller's calls in overflow_calls;
-# every error a write can get, with its message; the
-# module's chosen tags drop out when it unloads. In page-flags and
-# page_ext storage on the profiling kernel, and on the debug build and the
-# Debian layout's debug build, where start, stop and reset toggle for
-# STRESS_SECONDS (default 10) under the kselftest's stress workers and the
-# debug checks must stay silent.
+# /proc/allocinfo; a third helper, not chosen, is charged as before. Then:
+# max_chains=2 puts the third caller's calls in overflow_calls; every
+# error a write can get, with its message; the module's chosen tags drop
+# out when it unloads. In page-flags and page_ext storage on the profiling
+# kernel, and on the debug build and the Debian layout's debug build,
+# where start, stop and reset toggle for STRESS_SECONDS (default 10) under
+# the kselftest's stress workers and the debug checks must stay silent.
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/capture
 mods=/opt/pftag/modules
@@ -186,7 +185,7 @@ check_capture() { # NAME KERNEL APPEND STRESS(0|1)
 				"${c#*:} $(( ${c#*:} * unit ))" "$(chain "$chains" $t "ctx_caller_${c%:*}")"
 		done
 	done
-	eq "$name: every chain starts at its helper (the slab helper's: or, tail-called, its caller ctx_call), then a caller" "6" \
+	eq "$name: every chain starts at its helper (the slab helper's at ctx_call where it tail-calls kmalloc), then a caller" "6" \
 		"$(grep -cE '^chain [01] [0-9]+ .* stack (ctx_page_helper[^;]*;|(ctx_slab_helper[^;]*;)?)ctx_call[^;]*;ctx_caller_[abc]' <<< "$chains")"
 
 	local c2
