@@ -558,7 +558,7 @@ static bool ends_with(const char *name, const char *suffix)
 	return len > n && !strcmp(name + len - n, suffix);
 }
 
-static bool is_noprof(const char *name)
+static bool is_alloc_entry(const char *name)
 {
 	if (ends_with(name, "_noprof"))
 		return true;
@@ -571,7 +571,7 @@ static int noprof_count(void *data, const char *name, unsigned long addr)
 {
 	unsigned long size, offset;
 
-	if (!is_noprof(name) || !core_kernel_text(addr) ||
+	if (!is_alloc_entry(name) || !core_kernel_text(addr) ||
 	    !kallsyms_lookup_size_offset(addr, &size, &offset) || offset)
 		return 0;
 	if (noprof && nr_noprof < *(unsigned int *)data) {
