@@ -129,30 +129,38 @@ static noinline void *slab_cache_lru(void)
 	return kmem_cache_alloc_lru(own_cache, NULL, GFP_KERNEL);	/* SITE:clru */
 }
 
+/* The cache path @p's objects come from; NULL: kmalloc's, freed with kfree(). */
+static struct kmem_cache *path_cache(unsigned int p)
+{
+	switch (p) {
+	case P_CACHE:
+	case P_CNODE:
+	case P_CLRU:
+		return own_cache;
+	case P_MERGED:
+		return merged_cache;
+	default:
+		return NULL;
+	}
+}
+
 static void free_all(void)
 {
-	unsigned int i;
+	unsigned int i, p;
 
 	for (i = 0; i < n; i++) {
-		kfree(held[P_KMALLOC8][i]);
-		kfree(held[P_KMALLOC64][i]);
-		kfree(held[P_KMALLOC192][i]);
-		if (held[P_CACHE][i])
-			kmem_cache_free(own_cache, held[P_CACHE][i]);
-		if (held[P_MERGED][i])
-			kmem_cache_free(merged_cache, held[P_MERGED][i]);
-		kfree(held[P_KREALLOC][i]);
-		if (held[P_RCU][i])
-			kfree_rcu((struct rcu_obj *)held[P_RCU][i], rcu);
-		kfree(held[P_LARGE][i]);
-		kfree(held[P_NOEXT][i]);
-		kfree(held[P_ACCOUNT][i]);
-		kfree(held[P_KMNODE][i]);
-		kfree(held[P_KZNODE][i]);
-		if (held[P_CNODE][i])
-			kmem_cache_free(own_cache, held[P_CNODE][i]);
-		if (held[P_CLRU][i])
-			kmem_cache_free(own_cache, held[P_CLRU][i]);
+		for (p = 0; p < NR_PATHS; p++) {
+			void *obj = held[p][i];
+
+			if (!obj || p == P_BULK)	/* freed in bulk below */
+				continue;
+			if (p == P_RCU)
+				kfree_rcu((struct rcu_obj *)obj, rcu);
+			else if (path_cache(p))
+				kmem_cache_free(path_cache(p), obj);
+			else
+				kfree(obj);
+		}
 	}
 	if (held[P_BULK][0])
 		kmem_cache_free_bulk(own_cache, n, held[P_BULK]);
@@ -163,7 +171,7 @@ static void free_all(void)
 
 static int alloc_all(void)
 {
-	unsigned int i;
+	unsigned int i, p;
 
 	for (i = 0; i < n; i++) {
 		held[P_KMALLOC8][i] = slab_kmalloc(8);
@@ -180,13 +188,9 @@ static int alloc_all(void)
 		held[P_KZNODE][i] = slab_kzalloc_node();
 		held[P_CNODE][i] = slab_cache_node();
 		held[P_CLRU][i] = slab_cache_lru();
-		if (!held[P_KMALLOC8][i] || !held[P_KMALLOC64][i] ||
-		    !held[P_KMALLOC192][i] || !held[P_CACHE][i] ||
-		    !held[P_MERGED][i] || !held[P_KREALLOC][i] ||
-		    !held[P_RCU][i] || !held[P_LARGE][i] || !held[P_NOEXT][i] ||
-		    !held[P_ACCOUNT][i] || !held[P_KMNODE][i] ||
-		    !held[P_KZNODE][i] || !held[P_CNODE][i] || !held[P_CLRU][i])
-			return -ENOMEM;
+		for (p = 0; p < NR_PATHS; p++)
+			if (p != P_BULK && !held[p][i])
+				return -ENOMEM;
 	}
 	if (slab_bulk(held[P_BULK], n) != n)
 		return -ENOMEM;
