@@ -158,6 +158,7 @@ module-grow-copy.litmus|s/smp_store_release(\([a-z]*\), \([a-z_]*\))/WRITE_ONCE(
 capture-mark+fix.litmus|s/^		smp_rmb();$//|the proposed smp_rmb() in alloc_tag_capture()
 capture-mark+fix.litmus|s/^	smp_wmb();$//|the proposed smp_wmb() in capture_marks_update()
 capture-drop.litmus|s/^	synchronize_rcu();$//|kvfree_rcu()'s grace period
+capture-refill.litmus|s/atomic_set_release(busy, 0)/atomic_set(busy, 0)/|capture_refill_workfn()'s atomic_set_release()
 EOF
 rm -f "$dir/mutant.litmus"
 done_testing
