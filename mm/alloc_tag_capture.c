@@ -150,6 +150,7 @@ static void capture_refill_workfn(struct work_struct *work)
 {
 	stack_depot_save_flags(refill_trace, refill_nr, GFP_KERNEL,
 			       STACK_DEPOT_FLAG_CAN_ALLOC);
+	/* refill_trace is free again: tests/litmus/capture-refill.litmus. */
 	atomic_set_release(&refill_busy, 0);
 }
 
@@ -281,6 +282,11 @@ noinline void *__cold alloc_tag_capture(struct alloc_tag *tag, size_t bytes, voi
 	unsigned int nr, first;
 
 	preempt_disable();
+	/*
+	 * The mark the hook read, before chosen[]: pairs with smp_wmb() in
+	 * capture_marks_update() (tests/litmus/capture-mark+fix.litmus).
+	 */
+	smp_rmb();
 	ct = capture_find(tag);
 	if (!ct)
 		goto out;
@@ -340,6 +346,7 @@ static void capture_drop(unsigned int i)
 	capture_mark(ct->tag, false);
 	RCU_INIT_POINTER(chosen[i], NULL);
 	atomic_dec(&nr_chosen);
+	/* After a grace period: captures run preempt-off (tests/litmus/capture-drop.litmus). */
 	kvfree_rcu(ct, rcu);
 }
 
@@ -379,6 +386,13 @@ static void capture_marks_update(void)
 
 	lockdep_assert_held(&capture_lock);
 	alloc_tag_lock_module_list(true);
+	/*
+	 * Every chosen[] entry before a mark: pairs with smp_rmb() in
+	 * alloc_tag_capture(), as the hook's test of the mark is a control
+	 * dependency, which does not order its loads
+	 * (tests/litmus/capture-mark.litmus, capture-mark+fix.litmus).
+	 */
+	smp_wmb();
 	for (i = 0; i < CAPTURE_MAX_TAGS; i++) {
 		struct capture_tag *ct = chosen_entry(i);
 
@@ -639,7 +653,7 @@ static int capture_choose(const struct capture_sel *sel)
 {
 	struct capture_tag **new;
 	struct codetag_iterator iter = alloc_tag_ct_iter();
-	unsigned int nr = 0, matched = 0, i, slot = 0;
+	unsigned int nr = 0, matched = 0, over = 0, i, slot = 0;
 	struct codetag *ctag;
 	int err = 0;
 
@@ -654,11 +668,10 @@ static int capture_choose(const struct capture_sel *sel)
 		matched++;
 		if (chosen_index(tag) >= 0)
 			continue;
+		/* A selection is chosen whole or not at all: count the excess. */
 		if (atomic_read(&nr_chosen) + nr >= CAPTURE_MAX_TAGS) {
-			err = capture_fail(-ENOSPC,
-					   "more than %d tags chosen: unchoose some ('-file:line' or 'clear') first",
-					   CAPTURE_MAX_TAGS);
-			goto out;
+			over++;
+			continue;
 		}
 		new[nr] = capture_tag_alloc(tag, max_chains);
 		if (!new[nr]) {
@@ -670,6 +683,12 @@ static int capture_choose(const struct capture_sel *sel)
 	}
 	if (!matched) {
 		err = sel_not_found(sel);
+		goto out;
+	}
+	if (over) {
+		err = capture_fail(-ENOSPC,
+				   "%d tags chosen and %u more selected: at most %d can be; unchoose some ('-file:line' or 'clear') first",
+				   atomic_read(&nr_chosen), nr + over, CAPTURE_MAX_TAGS);
 		goto out;
 	}
 	capture_find_fns(new, nr);

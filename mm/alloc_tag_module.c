@@ -66,11 +66,21 @@ static unsigned long module_idx_held;		/* kept by unloaded modules */
 static unsigned long unindexed_tags;		/* tags loaded without an index */
 static unsigned long unindexed_module_loads;	/* loads with such tags */
 
-/* A page carries an index that no tag owns: say so once, uncharge nothing. */
+/*
+ * A page carries an index that no tag owns: say so once, uncharge nothing.
+ * Not a WARN: under panic_on_warn an accounting error would stop the
+ * machine. The kernel is tainted (B, bad page) instead, with the stack.
+ */
 struct alloc_tag *alloc_tag_idx_unowned(unsigned long idx)
 {
-	WARN_ONCE(1, "page carries tag index %lu that no tag owns; its pages are not uncharged from any tag",
-		  idx);
+	static unsigned long reported;
+
+	if (!test_and_set_bit(0, &reported)) {
+		pr_err("page carries tag index %lu that no tag owns; its pages are not uncharged from any tag\n",
+		       idx);
+		dump_stack();
+		add_taint(TAINT_BAD_PAGE, LOCKDEP_STILL_OK);
+	}
 	return NULL;
 }
 
@@ -139,9 +149,14 @@ static bool module_map_grow(unsigned long n)
 	}
 	module_map_bytes += struct_size(map, tags, size);
 	idx_counters_bytes += (end + size) * sizeof(*table);
-	/* The map's contents before its address: alloc_tag_module_map_load(). */
+	/*
+	 * The copies' contents before their addresses, for the indices
+	 * published before them, whose readers have no index store of this
+	 * load to be ordered after: pairs with the readers' address
+	 * dependency (tests/litmus/module-grow-copy.litmus).
+	 */
 	smp_store_release(&alloc_tag_module_map, map);
-	/* The table's contents before its address: alloc_tag_sub_idx(). */
+	/* The same for the table, read by __alloc_tag_sub_idx(). */
 	smp_store_release(&alloc_tag_idx_counters, table);
 	return true;
 }
@@ -192,12 +207,17 @@ void alloc_tag_module_idx_get(struct alloc_tag *tags, unsigned long nr,
 			continue;
 		}
 		/*
-		 * The map and table entries (module_idx_set()) are
-		 * visible before the index. Pairs with smp_rmb() in
-		 * alloc_tag_module_map_load() and alloc_tag_sub_idx():
-		 * an allocating CPU reads tags[i].idx, a page carries it
-		 * from then on, and the decode loads the map (or the table)
-		 * after the index from that page.
+		 * The map and table entries (module_idx_set()) before the
+		 * index. Pairs with smp_rmb() in alloc_tag_module_map_load()
+		 * and __alloc_tag_sub_idx(): an allocating CPU reads
+		 * tags[i].idx and ORs it, relaxed, into a page, and the
+		 * freeing CPU loads the map (or the table) after the index
+		 * from that page. smp_wmb() is not A-cumulative: the chain
+		 * holds through the release with which the page (or object)
+		 * passes from its allocator to its freer, which every hand-off
+		 * between CPUs has (tests/litmus/tagidx-chain+release+dep.litmus;
+		 * without it, tagidx-chain-nohandoff.litmus allows the stale
+		 * entry). The same CPU needs none (tagidx-chain+samecpu.litmus).
 		 */
 		smp_wmb();
 		WRITE_ONCE(tags[i].idx, alloc_tag_kernel_idx_end + n);

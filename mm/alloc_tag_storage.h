@@ -151,7 +151,10 @@ static __always_inline struct alloc_tag *alloc_tag_kernel_from_idx(unsigned long
  */
 static __always_inline const struct alloc_tag_module_map *alloc_tag_module_map_load(void)
 {
-	/* The page's index before the map: pairs with smp_wmb() at module load. */
+	/*
+	 * The page's index before the map: pairs with smp_wmb() at module
+	 * load, through the page's hand-off (tests/litmus/module-map-grow.litmus).
+	 */
 	smp_rmb();
 	return READ_ONCE(alloc_tag_module_map);
 }
@@ -364,8 +367,10 @@ static __always_inline void __alloc_tag_sub_idx(unsigned long idx, long neg_byte
 		return;
 	/*
 	 * The page's index before the table: pairs with smp_wmb() in
-	 * alloc_tag_module_idx_get(). The table read is the one the index's
-	 * entry was written in, or a later copy of it.
+	 * alloc_tag_module_idx_get(), through the page's hand-off. The table
+	 * read is the one the index's entry was written in, or a later copy
+	 * of it (tests/litmus/tagidx-chain+release+dep.litmus,
+	 * module-table-grow.litmus).
 	 */
 	smp_rmb();
 	/*
@@ -375,8 +380,13 @@ static __always_inline void __alloc_tag_sub_idx(unsigned long idx, long neg_byte
 	 * carries its index.
 	 */
 	counters = data_race(READ_ONCE(alloc_tag_idx_counters)[idx]);
-	this_cpu_add(counters->bytes, neg_bytes);
+	/*
+	 * bytes last: a module's unload frees its tags' counters once their
+	 * bytes sum to 0 (module_counters_free(), lib/alloc_tag.c), so no
+	 * access may follow that store.
+	 */
 	this_cpu_dec(counters->calls);
+	this_cpu_add(counters->bytes, neg_bytes);
 }
 
 /* Uncharge an allocation of @bytes from the tag of index @idx. */
@@ -424,6 +434,11 @@ static __always_inline void pgalloc_tag_flags_add(struct page *page, unsigned in
 		__pgalloc_tag_add(page, order);
 		return;
 	}
+	/*
+	 * Relaxed: whoever hands the page to another CPU releases it, and
+	 * that release carries the module's entry along
+	 * (tests/litmus/tagidx-chain-nohandoff.litmus shows what it needs).
+	 */
 	atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT, (atomic_long_t *)&page->flags);
 	alloc_tag_charge_pages(tag, order);
 }

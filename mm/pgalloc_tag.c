@@ -316,6 +316,16 @@ static __always_inline void pgalloc_tag_set_idx(struct page *page,
 		alloc_tag_idx_add_check(pgalloc_tag_idx_read(page), tag);
 		pgalloc_tag_idx_write(page, idx);
 	} else {
+		/*
+		 * Not masked: page-flags storage is chosen only when every
+		 * index given fits the field (alloc_tag_idx_capacity()).
+		 * Debug builds check it, as a spill would change the LRU's
+		 * and KASAN's bits.
+		 */
+		WARN_ONCE(IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) &&
+			  (idx & ~ALLOC_TAG_IDX_MASK),
+			  "tag index %lu is wider than page->flags' field: the page's other flags are corrupted\n",
+			  idx);
 		atomic_long_or(idx << ALLOC_TAG_IDX_PGSHIFT,
 			       (atomic_long_t *)&page->flags);
 	}
@@ -505,14 +515,11 @@ struct alloc_tag *__pgalloc_tag_get(struct page *page)
  * Split an allocation of 1 << @old_order pages into pieces of 1 << @new_order
  * pages: every new piece gets the original tag and counts as a call.
  */
-void pgalloc_tag_split(struct folio *folio, int old_order, int new_order)
+void __pgalloc_tag_split(struct folio *folio, int old_order, int new_order)
 {
 	unsigned int nr_pages = 1 << new_order;
 	struct alloc_tag *tag;
 	int i;
-
-	if (!mem_alloc_profiling_tagged())
-		return;
 
 	tag = pgalloc_tag_get(&folio->page);
 	if (!tag)
@@ -530,7 +537,7 @@ void pgalloc_tag_split(struct folio *folio, int old_order, int new_order)
 }
 
 /* Move the tag of @old to @new, which is replacing it (migration). */
-void pgalloc_tag_copy(struct folio *new, struct folio *old)
+void __pgalloc_tag_copy(struct folio *new, struct folio *old)
 {
 	struct alloc_tag *tag;
 	struct pgalloc_tag_ref pr;
@@ -639,6 +646,17 @@ static int page_tags_show(struct seq_file *m, void *v)
 				cond_resched();
 			if (!page || page_zone(page) != zone)
 				continue;
+			/*
+			 * A folio's tag is on its head: its tails are skipped,
+			 * whose struct pages a vmemmap-optimised hugetlb folio
+			 * maps onto its first ones (so they read as the head
+			 * again), and whose page_ext slots may hold an earlier
+			 * allocation's index. The order is read racily: kept
+			 * within a gigantic folio's.
+			 */
+			if (PageHead(page))
+				pfn += (1UL << min_t(unsigned int, compound_order(page),
+						     PUD_SHIFT - PAGE_SHIFT)) - 1;
 			idx = page_tag_idx_peek(page);
 			if (idx < ALLOC_TAG_IDX_FIRST || idx >= nbits)
 				continue;

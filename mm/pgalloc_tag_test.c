@@ -5,6 +5,9 @@
  */
 #include <kunit/test.h>
 #include <linux/alloc_tag.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kfence.h>
 #include <linux/mm.h>
 #include <linux/page-flags.h>
 #include <linux/pgalloc_tag.h>
@@ -12,6 +15,13 @@
 
 #include "alloc_tag_storage.h"
 #include "slab.h"
+
+/* kfence's pool: the objects slab_kfence_untaggable() cycles through. */
+#ifdef CONFIG_KFENCE
+#define KFENCE_OBJECTS	CONFIG_KFENCE_NUM_OBJECTS
+#else
+#define KFENCE_OBJECTS	0
+#endif
 
 /* Every bit of page->flags outside the index field. */
 #define OTHER_BITS	(~ALLOC_TAG_IDX_FLAGS)
@@ -453,9 +463,15 @@ static void slab_object_tag(struct kunit *test)
 	cache = kmem_cache_create("pgalloc_tag_kunit", 40, 0, SLAB_NO_MERGE, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, cache);
 
-	line = __LINE__ + 1;
-	obj = kmem_cache_alloc(cache, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, obj);
+	/* An object kfence serves is counted from its own address: not here. */
+	do {
+		line = __LINE__ + 1;
+		obj = kmem_cache_alloc(cache, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, obj);
+		if (!is_kfence_address(obj))
+			break;
+		kmem_cache_free(cache, obj);
+	} while (1);
 	slab = virt_to_slab(obj);
 	block = slab_tag_block_of(READ_ONCE(slab->obj_exts));
 	KUNIT_ASSERT_NOT_NULL(test, block);
@@ -477,13 +493,172 @@ static void slab_object_tag(struct kunit *test)
 
 	/* Charged again at the same site: the counters move by as much. */
 	c0 = c2;
-	obj = kmem_cache_alloc(cache, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, obj);
-	kmem_cache_free(cache, obj);
+	do {
+		obj = kmem_cache_alloc(cache, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, obj);
+		kmem_cache_free(cache, obj);
+	} while (is_kfence_address(obj));
 	c2 = alloc_tag_read(tag);
 	KUNIT_EXPECT_EQ(test, c2.calls, c0.calls);
 	KUNIT_EXPECT_EQ(test, c2.bytes, c0.bytes);
 	kmem_cache_destroy(cache);
+}
+
+/*
+ * A constant-size kmalloc() with __GFP_DMA gets a DMA cache also when it
+ * asks for no object extension: memory a device must reach comes first.
+ * A size known only at run time takes the same choice.
+ */
+static void kmalloc_dma_first(struct kunit *test)
+{
+	size_t runtime_size = 64;
+	struct kmem_cache *s;
+	void *obj;
+
+	if (!IS_ENABLED(CONFIG_ZONE_DMA))
+		kunit_skip(test, "this config has no ZONE_DMA");
+	KUNIT_EXPECT_EQ(test, kmalloc_type(GFP_DMA | __GFP_NO_OBJ_EXT, 0), KMALLOC_DMA);
+
+	obj = kmalloc(64, GFP_KERNEL | GFP_DMA | __GFP_NO_OBJ_EXT);
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	s = virt_to_slab(obj)->slab_cache;
+	KUNIT_EXPECT_TRUE_MSG(test, s->flags & SLAB_CACHE_DMA, "constant size: cache %s", s->name);
+	kfree(obj);
+
+	OPTIMIZER_HIDE_VAR(runtime_size);
+	obj = kmalloc(runtime_size, GFP_KERNEL | GFP_DMA | __GFP_NO_OBJ_EXT);
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	s = virt_to_slab(obj)->slab_cache;
+	KUNIT_EXPECT_TRUE_MSG(test, s->flags & SLAB_CACHE_DMA, "run-time size: cache %s", s->name);
+	kfree(obj);
+}
+
+/*
+ * The slabs of a SLAB_CACHE_DMA32 cache whose tag blocks do not fit their
+ * leftover space (1024-byte objects leave none) get blocks from kmalloc,
+ * enough of them that kmalloc's own cache must grow. The blocks' flags
+ * must not carry the cache's zone: kmalloc() would fix them up with an
+ * "Unexpected gfp" report, which tests/boot/kunit.sh looks for on the
+ * console. Every object is charged to this call site, and uncharged.
+ */
+#define DMA32_OBJECTS	4096
+static void slab_dma32_blocks(struct kunit *test)
+{
+	struct alloc_tag_counters c0, c1;
+	struct kmem_cache *cache;
+	struct alloc_tag *tag = NULL;
+	unsigned int i, n, blocks = 0, kfenced = 0;
+	void **objs;
+
+	if (!IS_ENABLED(CONFIG_ZONE_DMA32))
+		kunit_skip(test, "this config has no ZONE_DMA32");
+	if (!mem_alloc_profiling_enabled())
+		kunit_skip(test, "memory allocation profiling is off");
+	objs = kunit_kcalloc(test, DMA32_OBJECTS, sizeof(*objs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, objs);
+	cache = kmem_cache_create("pgalloc_tag_dma32", 1024, 0,
+				  SLAB_NO_MERGE | SLAB_CACHE_DMA32, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, cache);
+
+	for (n = 0; n < DMA32_OBJECTS; n++) {
+		struct slab_tag_block *block;
+		struct slab *slab;
+		unsigned long idx;
+
+		objs[n] = kmem_cache_alloc(cache, GFP_KERNEL);
+		if (!objs[n])
+			break;
+		if (is_kfence_address(objs[n])) {
+			kfenced++;
+			continue;
+		}
+		slab = virt_to_slab(objs[n]);
+		block = slab_tag_block_of(READ_ONCE(slab->obj_exts));
+		if (!block)
+			continue;
+		blocks++;
+		idx = __slab_tag_idx_load(block, obj_to_index(cache, slab, objs[n]),
+					  static_branch_unlikely(&alloc_tag_slab_wide));
+		if (!tag && idx >= ALLOC_TAG_IDX_FIRST)
+			tag = alloc_tag_from_idx(idx);
+	}
+	KUNIT_EXPECT_EQ(test, n, DMA32_OBJECTS);
+	KUNIT_EXPECT_EQ_MSG(test, blocks + kfenced, n, "objects without a tag block");
+	KUNIT_ASSERT_NOT_NULL(test, tag);
+	c0 = alloc_tag_read(tag);
+	for (i = 0; i < n; i++)
+		kmem_cache_free(cache, objs[i]);
+	c1 = alloc_tag_read(tag);
+	/* The objects were charged to this call site, once each. */
+	KUNIT_EXPECT_EQ(test, c0.calls - c1.calls, (u64)n);
+	KUNIT_EXPECT_EQ(test, c0.bytes - c1.bytes, (u64)n * cache->size);
+	kmem_cache_destroy(cache);
+}
+
+/*
+ * An object of a cache whose objects are never tagged (SLAB_NO_OBJ_EXT) is
+ * not charged when kfence serves it, also on a kfence page whose block an
+ * object of a tagged cache left: its slot says "no tag". First, objects
+ * of a tagged cache cycle through kfence's pool (its free list is first
+ * in, first out), so that kfence's pages have blocks; then objects of an
+ * untagged cache are allocated until kfence serves one. Needs kfence on
+ * (kfence.sample_interval=1).
+ */
+static void slab_kfence_untaggable(struct kunit *test)
+{
+	struct kmem_cache *tagged, *untagged;
+	unsigned long deadline, idx;
+	struct slab_tag_block *block;
+	unsigned int hits = 0;
+	void *obj;
+
+	if (!IS_ENABLED(CONFIG_KFENCE) || !kfence_sample_interval)
+		kunit_skip(test, "kfence is off on this boot (needs kfence.sample_interval=1)");
+	if (!mem_alloc_profiling_enabled())
+		kunit_skip(test, "memory allocation profiling is off");
+	tagged = kmem_cache_create("pgalloc_tag_kfence", 64, 0, SLAB_NO_MERGE, NULL);
+	untagged = kmem_cache_create("pgalloc_tag_kfence_noext", 64, 0,
+				     SLAB_NO_MERGE | SLAB_NO_OBJ_EXT, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, tagged);
+	KUNIT_ASSERT_NOT_NULL(test, untagged);
+
+	deadline = jiffies + 60 * HZ;
+	while (hits < KFENCE_OBJECTS && time_before(jiffies, deadline)) {
+		obj = kmem_cache_alloc(tagged, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, obj);
+		if (is_kfence_address(obj))
+			hits++;
+		kmem_cache_free(tagged, obj);
+		if (!is_kfence_address(obj))
+			usleep_range(100, 200);
+	}
+	KUNIT_ASSERT_EQ_MSG(test, hits, KFENCE_OBJECTS,
+			    "kfence served %u objects in 60 s", hits);
+
+	deadline = jiffies + 60 * HZ;
+	do {
+		obj = kmem_cache_alloc(untagged, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, obj);
+		if (is_kfence_address(obj))
+			break;
+		kmem_cache_free(untagged, obj);
+		usleep_range(100, 200);
+		obj = NULL;
+	} while (time_before(jiffies, deadline));
+	KUNIT_ASSERT_NOT_NULL_MSG(test, obj, "kfence served no untagged object in 60 s");
+
+	block = slab_tag_block_of(READ_ONCE(virt_to_slab(obj)->obj_exts));
+	KUNIT_EXPECT_NOT_NULL_MSG(test, block, "the kfence page kept no block of a tagged object");
+	if (block) {
+		idx = __slab_tag_idx_load(block, 0,
+					  static_branch_unlikely(&alloc_tag_slab_wide));
+		KUNIT_EXPECT_LT_MSG(test, idx, ALLOC_TAG_IDX_FIRST,
+				    "an object of a never-tagged cache was charged to index %lu",
+				    idx);
+	}
+	kmem_cache_free(untagged, obj);
+	kmem_cache_destroy(untagged);
+	kmem_cache_destroy(tagged);
 }
 
 static struct kunit_case pgalloc_tag_test_cases[] = {
@@ -497,6 +672,9 @@ static struct kunit_case pgalloc_tag_test_cases[] = {
 	KUNIT_CASE(slab_slot_width),
 	KUNIT_CASE(slab_obj_index_mult),
 	KUNIT_CASE(slab_object_tag),
+	KUNIT_CASE(kmalloc_dma_first),
+	KUNIT_CASE(slab_dma32_blocks),
+	KUNIT_CASE(slab_kfence_untaggable),
 	{}
 };
 

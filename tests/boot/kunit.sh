@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The series' KUnit suite (pgalloc_tag), built in and run at boot with
-# kunit.enable=1, in page-flags mode and in page_ext mode, and on the
-# debug build of each distribution layout in LAYOUTS (tests/lib.sh); the console log
-# is read with the kernel's own kunit.py parse. The one case about the
-# page_ext slot skips in page-flags mode, and says why; every other case
-# runs in both modes.
+# kunit.enable=1, in page-flags mode and in page_ext mode, on the debug
+# build with kfence sampling every allocation it can
+# (kfence.sample_interval=1), and on the debug build of each distribution
+# layout in LAYOUTS (tests/lib.sh); the console log is read with the
+# kernel's own kunit.py parse. Two cases skip where their subject is not
+# there, and say why: the page_ext slot's in page-flags mode, kfence's
+# where kfence is off (every run but the kfence one). No run may show
+# kmalloc's "Unexpected gfp" report (slab_dma32_blocks provokes the path).
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/kunit
 kunit=$BUILD/linux/tools/testing/kunit/kunit.py
@@ -43,12 +46,36 @@ if n == 0:
 PY
 }
 
+# skips NAME: the run's skipped cases, one line each, numbers left out.
+skips() {
+	grep -o 'ok [0-9]* [a-z_]* # SKIP .*' "$o/$1/console.log" 2> /dev/null |
+		tr -d '\r' | sed 's/^ok [0-9]* //'
+}
+# no_gfp_report NAME: no slab metadata asked kmalloc for a zone.
+no_gfp_report() {
+	eq "$1: no 'Unexpected gfp' report (slab metadata's flags)" "" \
+		"$(grep -A1 'Unexpected gfp' "$o/$1/console.log" 2> /dev/null | tr -d '\r')"
+}
+kfence_skip="slab_kfence_untaggable # SKIP kfence is off on this boot (needs kfence.sample_interval=1)"
+
 run_suite flags ""
 run_suite page_ext "sysctl.vm.mem_profiling=1,page_ext"
-eq "page-flags mode: only the page_ext slot case skips, with the reason" \
-	"ok 1 page_ext_slot # SKIP page tags are kept in page flags on this boot" \
-	"$(grep -o 'ok [0-9]* [a-z_]* # SKIP .*' "$o/flags/console.log" | tr -d '\r' | sed 's/^ok [0-9]*/ok 1/')"
-eq "page_ext mode: no case skips" "" "$(grep -o 'ok [0-9]* [a-z_]* # SKIP .*' "$o/page_ext/console.log" | tr -d '\r')"
+eq "page-flags mode: only the page_ext slot and kfence cases skip, with the reason" \
+	"page_ext_slot # SKIP page tags are kept in page flags on this boot
+$kfence_skip" "$(skips flags)"
+eq "page_ext mode: only the kfence case skips" "$kfence_skip" "$(skips page_ext)"
+no_gfp_report flags
+no_gfp_report page_ext
+
+# kfence serving what it can: the kfence case runs.
+if err=$(build_profiling debug); then
+	run_suite kfence "kfence.sample_interval=1" profiling+debug
+	eq "kfence: only the page_ext slot case skips" \
+		"page_ext_slot # SKIP page tags are kept in page flags on this boot" "$(skips kfence)"
+	no_gfp_report kfence
+else
+	fail "kfence: the debug build (FRAGMENTS=debug) builds" "$err"
+fi
 
 # The debug build of each distribution layout (LAYOUTS, tests/lib.sh):
 # page_ext by itself, so no case skips.
@@ -58,7 +85,7 @@ for l in $LAYOUTS; do
 		continue
 	fi
 	run_suite "layout-$l" "" "$(layout_id "$l")"
-	eq "layout-$l: no case skips" "" \
-		"$(grep -o 'ok [0-9]* [a-z_]* # SKIP .*' "$o/layout-$l/console.log" 2> /dev/null | tr -d '\r')"
+	eq "layout-$l: only the kfence case skips" "$kfence_skip" "$(skips "layout-$l")"
+	no_gfp_report "layout-$l"
 done
 done_testing
