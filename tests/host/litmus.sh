@@ -155,8 +155,8 @@ tagidx-chain+samecpu.litmus|/^P1/,$ s/^	smp_rmb();$//|the free path's smp_rmb() 
 module-table-grow.litmus|/^P2/,$ s/^	smp_rmb();$//|__alloc_tag_sub_idx()'s smp_rmb() before the table's address
 module-map-grow.litmus|/^P2/,$ s/^	smp_rmb();$//|alloc_tag_module_map_load()'s smp_rmb()
 module-grow-copy.litmus|s/smp_store_release(\([a-z]*\), \([a-z_]*\))/WRITE_ONCE(*\1, \2)/|module_map_grow()'s smp_store_release()s
-capture-mark+fix.litmus|s/^		smp_rmb();$//|the proposed smp_rmb() in alloc_tag_capture()
-capture-mark+fix.litmus|s/^	smp_wmb();$//|the proposed smp_wmb() in capture_marks_update()
+capture-mark+fix.litmus|s/^		smp_rmb();$//|the smp_rmb() in alloc_tag_capture()
+capture-mark+fix.litmus|s/^	smp_wmb();$//|the smp_wmb() in capture_marks_update()
 capture-drop.litmus|s/^	synchronize_rcu();$//|kvfree_rcu()'s grace period
 capture-refill.litmus|s/atomic_set_release(busy, 0)/atomic_set(busy, 0)/|capture_refill_workfn()'s atomic_set_release()
 EOF
