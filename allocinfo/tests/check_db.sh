@@ -176,8 +176,14 @@ check "the database is in WAL mode (readers do not wait for record)" wal "$(sqli
 cp "$db" "$W/p.db"
 "$BIN" prune -d "$W/p.db" --keep 30d --now $((t0 + (snaps - 1) * interval)) > /dev/null
 check "prune --keep 30d keeps the $snaps snapshots of 5 minutes" "$snaps" "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
-"$BIN" prune -d "$W/p.db" --keep 120 --now $((t0 + (snaps - 1) * interval)) > "$W/out"
-check "prune --keep 120 (seconds) keeps the snapshots of the last 2 minutes: 3" 3 "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+"$BIN" prune -d "$W/p.db" --keep 120 --now $((t0 + (snaps - 1) * interval)) > /dev/null 2> "$W/err"
+check "prune --keep 120 (no unit) is a usage error, and removes nothing" "2 $snaps" "$? $("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+grep -q "needs its unit: 120s for seconds, or 120m, 120h, 120d" "$W/err" && ok "and says how to write it" || nok "and says how to write it" "$(cat "$W/err")"
+"$BIN" prune -d "$W/p.db" --keep 0 --now $((t0 + (snaps - 1) * interval)) > /dev/null 2> "$W/err"
+check "prune --keep 0 without --all is a usage error, and removes nothing" "2 $snaps" "$? $("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+grep -q -- "--all" "$W/err" && ok "and names --all" || nok "and names --all" "$(cat "$W/err")"
+"$BIN" prune -d "$W/p.db" --keep 2m --now $((t0 + (snaps - 1) * interval)) > "$W/out"
+check "prune --keep 2m keeps the snapshots of the last 2 minutes: 3" 3 "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
 check "and says what it removed" "removed $((snaps - 3)) snapshot(s); $("$BIN" report snapshots -H -d "$W/p.db" | grep -c .) left" "$(head -n 1 "$W/out")"
 check "no tag is left without a sample" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM tag WHERE id NOT IN (SELECT tag_id FROM sample)')"
 check "no sample is left without its snapshot" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM sample WHERE snapshot_id NOT IN (SELECT id FROM snapshot)')"
@@ -188,6 +194,13 @@ check "prune of a missing database exits 1 and creates nothing" "1 no" "$? $([ -
 "$BIN" prune -d "$W/p.db" --keep 30x > /dev/null 2> "$W/err"
 check "prune --keep 30x is a usage error" 2 $?
 grep -q "30d" "$W/err" && ok "and shows the form (30d)" || nok "and shows the form (30d)" "$(cat "$W/err")"
+cp "$W/p.db" "$W/p0.db"
+"$BIN" prune -d "$W/p0.db" --keep 0 --all > "$W/out"
+check "prune --keep 0 --all removes every snapshot" "0" "$("$BIN" report snapshots -H -d "$W/p0.db" | grep -c .)"
+for d in 45s 90m 12h 30d 2w 1.5h; do
+	"$BIN" prune -d "$W/p0.db" --keep $d > /dev/null || nok "prune --keep $d is taken"
+done
+ok "prune --keep takes 45s, 90m, 12h, 30d, 2w and 1.5h"
 # merge: the databases of two hosts into one
 rm -f "$W/web.db" "$W/dbh.db" "$W/m.db"
 for k in 0 1 2 3; do
