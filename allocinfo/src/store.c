@@ -55,10 +55,15 @@ static const char schema[] =
 "	PRIMARY KEY (snapshot_id, tag_id)\n"
 ") WITHOUT ROWID;\n";
 
-/* the indexes of version 2; version 1 had sample_by_tag too */
+/*
+ * The indexes of version 2; version 1 had sample_by_tag too. sample_of_tag
+ * came later, made when a database is opened for writing: without it,
+ * removing a tag (prune) scans every sample for the foreign key.
+ */
 static const char indexes[] =
 "CREATE INDEX IF NOT EXISTS snapshot_by_time ON snapshot (taken_at);\n"
-"CREATE INDEX IF NOT EXISTS snapshot_by_host ON snapshot (" AI_HOSTKEY ", taken_at);\n";
+"CREATE INDEX IF NOT EXISTS snapshot_by_host ON snapshot (" AI_HOSTKEY ", taken_at);\n"
+"CREATE INDEX IF NOT EXISTS sample_of_tag ON sample (tag_id);\n";
 
 /* version 1 to 2: columns added, nothing rewritten */
 static const char upgrade_1[] =
@@ -273,6 +278,46 @@ static void wal_note(const char *path)
 }
 
 /*
+ * A cheap sign of a damaged file, before writing to it: the pages its
+ * header counts are all there (a copy cut short has fewer), and its
+ * tables can be read. 0, or 1 with the message in err.
+ */
+static int damaged(sqlite3 *db, const char *path, char *err, size_t n)
+{
+	sqlite3_stmt *st;
+	struct stat sb;
+	int64_t pages = -1, size = -1;
+	char wal[4096];
+	int rc;
+
+	*err = '\0';
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	rc = sqlite3_prepare_v2(db, "SELECT (SELECT page_count FROM pragma_page_count),"
+				" (SELECT page_size FROM pragma_page_size),"
+				" (SELECT count(*) FROM snapshot), (SELECT max(id) FROM tag)",
+				-1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		pages = sqlite3_column_int64(st, 0);
+		size = pages * sqlite3_column_int64(st, 1);
+	}
+	if (rc != SQLITE_ROW) {
+		snprintf(err, n, "database %s is damaged (%s): restore a copy, or record into a"
+			 " new database", path, sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return 1;
+	}
+	sqlite3_finalize(st);
+	/* with no log to add pages, the file holds every page its header counts */
+	if ((stat(wal, &sb) || sb.st_size == 0) && !stat(path, &sb) && sb.st_size < size) {
+		snprintf(err, n, "database %s is damaged: %lld bytes, its header counts %lld"
+			 " (cut short?): restore a copy, or record into a new database", path,
+			 (long long)sb.st_size, (long long)size);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * mode: AI_DB_READ, AI_DB_WRITE (an existing database: prune) or
  * AI_DB_CREATE (created with its schema when missing: record, merge).
  * A database of version 1 is upgraded in place, which needs write access.
@@ -353,6 +398,13 @@ sqlite3 *ai_db_try_open(const char *path, enum ai_db_mode mode, char *err, size_
 			return fail(db, err, n, NULL, path, 0);
 		}
 		exec(db, "PRAGMA synchronous = NORMAL");
+	}
+	if (damaged(db, path, err, n))
+		return fail(db, err, n, NULL, path, 0);
+	if (mode != AI_DB_READ && exec(db, indexes) != SQLITE_OK) {
+		snprintf(err, n, "database %s: adding its indexes: %s%s", path,
+			 sqlite3_errmsg(db), hint(sqlite3_extended_errcode(db)));
+		return fail(db, err, n, NULL, path, 0);
 	}
 	exec(db, "PRAGMA foreign_keys = ON");
 	return db;
@@ -1011,17 +1063,17 @@ static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 		clear_values(st);
 	ai_db_state_names(st);
 
+	/* the tags known; the new ones are added once the capture is not refused */
 	ids = xmalloc((s->ntags + 1) * sizeof(*ids));
-	ins = ai_db_prep(db, "INSERT INTO tag (file, line, module, func) VALUES (?, ?, ?, ?)"
-			 " ON CONFLICT DO NOTHING");
 	for (i = 0; i < s->ntags; i++) {
-		ids[i] = tag_id(st, ins, &s->tags[i]);
-		grow(st, ids[i]);
+		ids[i] = find_tag(st, &s->tags[i]);
+		if (ids[i] >= 0)
+			grow(st, ids[i]);
 	}
-	sqlite3_finalize(ins);
 	seen = xcalloc(st->cap, 1);
 	for (i = 0; i < s->ntags; i++)
-		seen[ids[i]] = 1;
+		if (ids[i] >= 0)
+			seen[ids[i]] = 1;
 
 	/* complete? */
 	if (!s->ntags) {
@@ -1059,6 +1111,20 @@ static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 		snprintf(problem, np, "%s", cp->problem ? cp->problem : "");
 	}
 	key_frame = base < 0 || base_depth + 1 >= AI_DB_KEY_EVERY;
+	if (*status != AI_SNAP_REFUSED) {
+		ins = ai_db_prep(db, "INSERT INTO tag (file, line, module, func) VALUES (?, ?, ?, ?)"
+				 " ON CONFLICT DO NOTHING");
+		for (i = 0; i < s->ntags; i++)
+			if (ids[i] < 0) {
+				ids[i] = tag_id(st, ins, &s->tags[i]);
+				grow(st, ids[i]);
+			}
+		sqlite3_finalize(ins);
+		seen = xrealloc(seen, st->cap);
+		memset(seen, 0, st->cap);
+		for (i = 0; i < s->ntags; i++)
+			seen[ids[i]] = 1;
+	}
 
 	for (i = 0; i < s->ntags; i++) {
 		if (__builtin_add_overflow(total, s->tags[i].bytes, &total))
@@ -1236,7 +1302,9 @@ void ai_db_prune(sqlite3 *db, double before, double after, int64_t *nsnap,
 	sqlite3_bind_double(st, 1, before);
 	sqlite3_bind_double(st, 2, after);
 	*nsnap = exec_changes(db, st, "removing snapshots");
-	st = ai_db_prep(db, "DELETE FROM tag WHERE id NOT IN (SELECT DISTINCT tag_id FROM sample)");
+	/* each tag looked up in sample_of_tag: the time goes with the tags, not the samples */
+	st = ai_db_prep(db, "DELETE FROM tag WHERE NOT EXISTS (SELECT 1 FROM sample"
+			" WHERE sample.tag_id = tag.id)");
 	*ntag = exec_changes(db, st, "removing unused tags");
 	ai_db_commit(db);
 	st = ai_db_prep(db, "SELECT count(*) FROM snapshot WHERE (:host IS NULL OR "
