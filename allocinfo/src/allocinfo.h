@@ -58,7 +58,7 @@ struct ai_snap {
 	char version[16];	/* from the header, "1.0" when absent */
 	int has_header;
 	int bad_header;		/* a header whose version cannot be read */
-	int cut;		/* the input ends early (a JSON syntax error) */
+	int cut;		/* the input ends early (a JSON syntax error, no last newline) */
 	struct ai_tag *tags;
 	size_t ntags, cap;
 	size_t nlines;		/* input lines */

@@ -332,6 +332,7 @@ struct stopped {
 /* one boot's analysis of one host */
 struct boot_rep {
 	char boot_id[64];
+	char host[256];		/* the node name of its last snapshot */
 	int64_t from, to;
 	size_t nsnaps;
 	double t0, t1;
@@ -354,6 +355,7 @@ struct host_rep {
 	size_t skipped;		/* incomplete or refused snapshots in the range */
 	char skipped_text[512];
 	size_t earlier_boots, earlier_snaps;	/* not analysed (--boot last) */
+	size_t shared;		/* systems running at once under its machine id (clones) */
 	double last_t;
 	int empty;		/* no complete snapshot */
 };
@@ -510,6 +512,7 @@ static void analyse_boot(struct ai_db_state *st, const struct ai_db_snap *sn, si
 
 	memset(br, 0, sizeof(*br));
 	snprintf(br->boot_id, sizeof(br->boot_id), "%s", sn[0].boot_id);
+	snprintf(br->host, sizeof(br->host), "%s", sn[n - 1].host);
 	br->from = sn[0].id;
 	br->to = sn[n - 1].id;
 	br->nsnaps = n;
@@ -654,6 +657,29 @@ next:
 	free(acc);
 }
 
+/* the boot ids of SN */
+static size_t count_boots(const struct ai_db_snap *sn, size_t n)
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && strcmp(sn[j].boot_id, sn[i].boot_id); j++)
+			;
+		k += j == i;
+	}
+	return k;
+}
+
+/* the first snapshot of the boot of the last one */
+static double first_of_last(const struct ai_db_snap *sn, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && strcmp(sn[i].boot_id, sn[n - 1].boot_id); i++)
+		;
+	return sn[i].taken_at;
+}
+
 /* the leaks of the host picked (ai_db_host), over [from, to] */
 static void analyse_host(sqlite3 *db, struct ai_db_state *st, const char *from,
 			 const char *to, const struct leak_opts *o, struct host_rep *h)
@@ -701,6 +727,44 @@ static void analyse_host(sqlite3 *db, struct ai_db_state *st, const char *from,
 	}
 	free(sn);
 	h->last_t = nok ? ok[nok - 1].taken_at : 0;
+	/*
+	 * A boot id back after another one: two systems running at once
+	 * under one machine id (a cloned image). Each boot is then analysed
+	 * apart, its snapshots together; the boots still running at the
+	 * end are the last ones.
+	 */
+	for (i = 1, seg = 1; i < nok; i++)
+		seg += !!strcmp(ok[i].boot_id, ok[i - 1].boot_id);
+	if (seg > count_boots(ok, nok)) {
+		struct ai_db_snap *g = xmalloc((nok + 1) * sizeof(*g));
+		size_t ng = 0;
+
+		h->shared = 0;
+		for (i = 0; i < nok; i++) {
+			if (!*ok[i].boot_id)
+				continue;
+			for (j = 0; j < i && strcmp(ok[j].boot_id, ok[i].boot_id); j++)
+				;
+			if (j < i)
+				continue;
+			for (j = i, seg = ng; j < nok; j++)
+				if (!strcmp(ok[j].boot_id, ok[i].boot_id))
+					g[ng++] = ok[j];
+			/* --boot last: the boots whose last snapshot is after another's first */
+			if (!o->all_boots && g[ng - 1].taken_at < first_of_last(ok, nok)) {
+				h->earlier_boots++;
+				h->earlier_snaps += ng - seg;
+				continue;
+			}
+			h->shared++;
+			h->nboots++;
+			h->boots = xrealloc(h->boots, h->nboots * sizeof(*h->boots));
+			analyse_boot(st, g + seg, ng - seg, o, &h->boots[h->nboots - 1]);
+		}
+		free(g);
+		free(ok);
+		return;
+	}
 	/* boots: runs of the same boot id, in time order */
 	for (i = 0; i < nok; i = j) {
 		for (j = i + 1; j < nok && !strcmp(ok[j].boot_id, ok[i].boot_id); j++)
@@ -781,6 +845,10 @@ static void print_text(FILE *f, const struct host_rep *h, size_t nh, const struc
 		if (!co->no_header && x->skipped)
 			fprintf(f, "# skipped %zu incomplete or refused snapshot(s) of %s: %s%s\n",
 			       x->skipped, x->name, x->skipped_text, x->skipped > 1 ? ", ..." : "");
+		if (!co->no_header && x->shared > 1)
+			fprintf(f, "# machine id %s is shared by %zu systems running at once (their boots"
+				" interleave: cloned images?): each boot is analysed on its own, by its"
+				" node name\n", x->machine_id, x->shared);
 		if (!co->no_header && x->earlier_boots)
 			fprintf(f, "# not analysed: %zu snapshot(s) of %zu earlier boot(s) of %s"
 			       " (--boot all)\n", x->earlier_snaps, x->earlier_boots, x->name);
@@ -790,7 +858,7 @@ static void print_text(FILE *f, const struct host_rep *h, size_t nh, const struc
 
 			if (!co->no_header) {
 				fprintf(f, "# %zu leak suspect(s) on %s over %zu snapshots (%.0f s, %lld -> %lld)",
-				       br->n, x->name, br->nsnaps, br->t1 - br->t0,
+				       br->n, x->shared > 1 ? br->host : x->name, br->nsnaps, br->t1 - br->t0,
 				       (long long)br->from, (long long)br->to);
 				if (*br->boot_id)
 					fprintf(f, ", boot %.8s", br->boot_id);
@@ -815,7 +883,7 @@ static void print_text(FILE *f, const struct host_rep *h, size_t nh, const struc
 				snprintf(grew, sizeof(grew), "%lld/%lld", (long long)r->grew,
 					 (long long)r->snaps - 1);
 				if (all_hosts)
-					fprintf(f, "%s  ", x->name);
+					fprintf(f, "%s  ", x->shared > 1 ? br->host : x->name);
 				fprintf(f, "%14s %*s ", ai_fmt_rate(r->rate, co->exact, b4, sizeof(b4)), w, b3);
 				fprintf(f, "%*s ", w, ai_fmt_size(r->a, co->exact, b1, sizeof(b1)));
 				fprintf(f, "%*s %5.2f %7s %-6s  ", w, ai_fmt_size(r->b, co->exact, b2, sizeof(b2)),
@@ -878,7 +946,8 @@ static void print_json(FILE *f, const struct host_rep *h, size_t nh, const struc
 		ai_json_str(f, x->name);
 		fputs(",\"machine_id\":", f);
 		ai_json_str(f, x->machine_id);
-		fprintf(f, ",\"skipped_snapshots\":%zu,\"skipped\":", x->skipped);
+		fprintf(f, ",\"shared_by\":%zu,\"skipped_snapshots\":%zu,\"skipped\":",
+			x->shared > 1 ? x->shared : 1, x->skipped);
 		ai_json_str(f, x->skipped_text);
 		fprintf(f, ",\"earlier_boots\":%zu,\"earlier_boot_snapshots\":%zu,\"boots\":[",
 			x->earlier_boots, x->earlier_snaps);
@@ -887,6 +956,8 @@ static void print_json(FILE *f, const struct host_rep *h, size_t nh, const struc
 
 			fputs(k ? ",{\"boot_id\":" : "{\"boot_id\":", f);
 			ai_json_str(f, br->boot_id);
+			fputs(",\"host\":", f);
+			ai_json_str(f, br->host);
 			fprintf(f, ",\"from\":%lld,\"to\":%lld,\"snapshots\":%zu,\"seconds\":%.3f,"
 				"\"judged_from\":%.3f,\"judged_snapshots\":%zu,\"judged\":%s,"
 				"\"too_short\":%s,\"ignored_as_expected\":%zu,\"suspects\":[",

@@ -572,9 +572,11 @@ static void row_snap(sqlite3_stmt *st, struct ai_db_snap *s)
 	s->status = status_of((const char *)sqlite3_column_text(st, 2));
 	snprintf(s->boot_id, sizeof(s->boot_id), "%s", b ? b : "");
 	snprintf(s->problem, sizeof(s->problem), "%s", p ? p : "");
+	p = (const char *)sqlite3_column_text(st, 5);
+	snprintf(s->host, sizeof(s->host), "%s", p ? p : "");
 }
 
-#define SNAP_COLS "id, taken_at, status, boot_id, problem"
+#define SNAP_COLS "id, taken_at, status, boot_id, problem, host"
 
 int ai_db_snapshots(sqlite3 *db, struct ai_db_snap **out, size_t *n)
 {
@@ -1009,6 +1011,17 @@ struct copied {
 	int64_t ntags, total_bytes, total_calls;
 };
 
+/* S has a tag of module MOD */
+static int module_in(const struct ai_snap *s, const char *mod)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntags; i++)
+		if (!strcmp(s->tags[i].module, mod))
+			return 1;
+	return 0;
+}
+
 /* record S, in the transaction open */
 static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 			 const struct ai_db_meta *m, const struct copied *cp,
@@ -1090,18 +1103,41 @@ static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 	}
 	/*
 	 * The kernel lists every tag of its own code, allocating or not,
-	 * for as long as it runs: a tag of the previous snapshot of the same
-	 * boot that is missing now was cut off (modules come and go).
+	 * for as long as it runs, and every tag of a module for as long as
+	 * the module is loaded: a tag of the previous snapshot of the same
+	 * boot that is missing now, of the kernel or of a module that still
+	 * has tags, was cut off. A module with none of its tags left was
+	 * unloaded.
 	 */
 	if (s->ntags && base >= 0 && base_status == AI_SNAP_OK && *base_boot &&
 	    !strcmp(base_boot, m->id.boot_id)) {
-		for (i = 0; i < st->cap; i++)
-			if (st->calls[i] >= 0 && !seen[i] && i < st->nnames &&
-			    st->names[i].file && !*st->names[i].module)
+		size_t mod_missing = 0;
+		const char *last = NULL;
+		int loaded = 0;
+
+		for (i = 0; i < st->cap; i++) {
+			const char *mod;
+
+			if (st->calls[i] < 0 || seen[i] || i >= st->nnames || !st->names[i].file)
+				continue;
+			mod = st->names[i].module;
+			if (!*mod) {
 				missing++;
+				continue;
+			}
+			/* the tags of a module are mostly next to each other */
+			if (!last || strcmp(last, mod))
+				loaded = module_in(s, mod);
+			last = mod;
+			mod_missing += loaded;
+		}
 		if (missing)
 			add_problem(problem, np, "%zu tag(s) of the kernel that snapshot %lld of"
 				    " the same boot had are missing (cut short?)", missing,
+				    (long long)base);
+		if (mod_missing)
+			add_problem(problem, np, "%zu tag(s) of modules still loaded that snapshot"
+				    " %lld of the same boot had are missing (cut short?)", mod_missing,
 				    (long long)base);
 	}
 	*status = !*problem ? AI_SNAP_OK : m->keep_incomplete ? AI_SNAP_INCOMPLETE :

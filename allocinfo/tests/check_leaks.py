@@ -16,11 +16,15 @@ from the tool's own output:
   as stopped, with the bytes it holds and when it stopped;
 - the late leak is reported within 2 hours of its start, not before;
 - the reloaded module's leak is reported, the reload said;
+- two clones sharing a machine id are analysed apart;
+- none of 1,000 captures cut at random byte offsets is stored as
+  complete, and the refused ones add no tag;
 
 usage: check_leaks.py BINARY
 """
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -91,6 +95,15 @@ try:
             continue
         rc, out, err = run(["record", "-q", "-d", db[host], "--import", os.path.join(cap, host)])
         ok(rc == 0, "%s: its %d captures recorded" % (host, len(planted["hosts"][host]["runs"])), err)
+    # the clones: one machine id, both in one database, their runs interleaved
+    db["clones"] = os.path.join(W, "clones.db")
+    both = os.path.join(W, "clones")
+    os.makedirs(both)
+    for host in ("clone1", "clone2"):
+        for f in os.listdir(os.path.join(cap, host)):
+            shutil.copy(os.path.join(cap, host, f), os.path.join(both, host + "-" + f))
+    rc, out, err = run(["record", "-q", "-d", db["clones"], "--import", both])
+    ok(rc == 0, "clones: their captures recorded into one database", err)
     def snap_ids(path):
         out = subprocess.run(["sqlite3", path, "SELECT id, taken_at FROM snapshot"
                               " WHERE status = 'ok' ORDER BY taken_at, id"],
@@ -195,6 +208,50 @@ try:
     ok(first is not None and start <= first <= start + 2 * 3600,
        "late: 1 KiB/s in the last 12 h of a 7-day boot reported within 2 hours of its start"
        " (%s)" % ("after %.0f min" % ((first - start) / 60) if first else "never"))
+
+    # ---- the clones ----
+    rc, j, err = leaks(db["clones"], "--all-hosts")
+    got = [(h["shared_by"], sorted((b["host"], b["snapshots"], tuple(tagkey(x) for x in b["suspects"]))
+                                   for b in h["boots"])) for h in j["hosts"]]
+    want = [(2, [("clone1", len(planted["hosts"]["clone1"]["runs"]), ()),
+                 ("clone2", len(planted["hosts"]["clone2"]["runs"]),
+                  (tagkey(planted["hosts"]["clone2"]["leak"]),))])]
+    ok(rc == EXIT_FOUND and got == want,
+       "clones (one machine id, two boots at once): each boot analysed apart, by node name;"
+       " the leak on clone2 only", "exit %d\n%s\n%s" % (rc, got, want))
+    rc, out, err = run(["report", "leaks", "-d", db["clones"]])
+    ok("is shared by 2 systems running at once" in out, "clones: the report says so", out)
+
+    # ---- captures cut at random byte offsets ----
+    text = open(SAMPLE, "rb").read()
+    for m, n in (("xfs", 40), ("xnet", 12), ("xmod", 25)):
+        for i in range(n):
+            text += b"%12d %8d drivers/%s/f%d.c:%d [%s] func:%s_f%d \n" % (
+                4096 * (i + 1), i + 1, m.encode(), i, 10 + i, m.encode(), m.encode(), i)
+    full = os.path.join(W, "full.txt")
+    open(full, "wb").write(text)
+    tdb = os.path.join(W, "cuts.db")
+    args = ["record", "-q", "-d", tdb, "--host", "cuts", "--machine-id", "9" * 32,
+            "--boot-id", "cut-boot"]
+    rc, out, err = run(args + ["-f", full, "--time", str(planted["t0"])])
+    ok(rc == 0, "cuts: the whole capture is recorded", err)
+    rnd = random.Random(52)
+    ncut = 1000
+    cut = os.path.join(W, "cut.txt")
+    offsets = [rnd.randrange(0, len(text)) for _ in range(ncut)]
+    # a cut in the leading spaces of a line, and just before a newline
+    offsets[:2] = [text.rindex(b"\n", 0, len(text) - 1) + 3, len(text) - 1]
+    for k, off in enumerate(offsets):
+        open(cut, "wb").write(text[:off])
+        run(args + ["-f", cut, "--time", str(planted["t0"] + 1 + k)])
+    got = subprocess.run(["sqlite3", tdb, "SELECT status, count(*) FROM snapshot GROUP BY status"],
+                         stdout=subprocess.PIPE, check=True).stdout.decode().split()
+    ok(got == ["ok|1", "refused|%d" % ncut],
+       "cuts: none of %d captures cut at random byte offsets is stored as complete" % ncut,
+       " ".join(got))
+    ntag = subprocess.run(["sqlite3", tdb, "SELECT count(*) FROM tag"], stdout=subprocess.PIPE,
+                          check=True).stdout.decode().strip()
+    ok(ntag == str(text.count(b"\n") - 2), "cuts: the refused captures added no tag (%s)" % ntag)
 
     # ---- the timer's metrics ----
     ids = snap_ids(db["steady"])

@@ -245,6 +245,18 @@ head -c $(( $(stat -c %s "$W/q.db") / 2 )) "$W/q.db" > "$W/cut.db"
 rc=$?
 if [ $rc = 1 ] && grep -q "damaged" "$W/err" && grep -q "cut.db" "$W/err"; then ok "a database cut in half: exit 1, 'damaged', named"
 else nok "a database cut in half: exit 1, 'damaged', named" "exit $rc: $(cat "$W/err")"; fi
+for cmd in "record -q -f $W/c0.txt" "prune --keep 30d" "report snapshots"; do
+	cp "$W/cut.db" "$W/cut2.db"
+	sum=$(md5sum < "$W/cut2.db")
+	"$BIN" $cmd -d "$W/cut2.db" > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "is damaged" "$W/err" && grep -q "restore a copy" "$W/err" &&
+	   [ "$(md5sum < "$W/cut2.db")" = "$sum" ]; then
+		ok "${cmd%% *} on a database cut in half: exit 1, says it is damaged and what to do, writes nothing"
+	else
+		nok "${cmd%% *} on a database cut in half: exit 1, says it is damaged, writes nothing" "exit $rc: $(cat "$W/err")"
+	fi
+done
 
 # ---- merge: past a bad source, never into itself ----
 rm -f "$W/m.db"
