@@ -316,4 +316,18 @@ if [ $rc = 3 ] && [ "$got" -ge 2 ] && [ "$got" -lt 14 ] && grep -q "stayed locke
 	ok "record -i past a locked database and a vanished input: exit 3, $got of 14 recorded, both said"
 else nok "record -i past a locked database and a vanished input" "exit $rc, $got recorded: $(cat "$W/ierr")"; fi
 
+# ---- text captures whose times were lost (copied without cp -p) ----
+mkdir -p "$W/notime"
+for k in 1 2 3; do cp "$W/c0.txt" "$W/notime/c$k.txt"; done
+touch -d @1700000000 "$W/notime"/c*.txt
+"$BIN" record -q -d "$W/notime.db" --import "$W/notime" 2> "$W/err"
+check "record --import of 3 text captures sharing one time: exit 3, nothing recorded" "3 0 0" \
+	"$? $(sq "$W/notime.db" 'SELECT count(*) FROM snapshot') $(sq "$W/notime.db" 'SELECT count(*) FROM tag')"
+grep -q "cp -p" "$W/err" && grep -q -- "--time T" "$W/err" && ok "and says why and how to record them" ||
+	nok "and says why and how to record them" "$(cat "$W/err")"
+touch -d @1700000300 "$W/notime/c2.txt"; touch -d @1700000600 "$W/notime/c3.txt"
+"$BIN" record -q -d "$W/notime.db" --import "$W/notime" 2> "$W/err"
+check "with their times restored: the 3 recorded at them" "0 1700000000 1700000300 1700000600" \
+	"$? $(sq "$W/notime.db" 'SELECT group_concat(CAST(taken_at AS INT), " ") FROM snapshot')"
+
 done_tap
