@@ -56,14 +56,15 @@ static const char schema[] =
 ") WITHOUT ROWID;\n";
 
 /*
- * The indexes of version 2; version 1 had sample_by_tag too. sample_of_tag
- * came later, made when a database is opened for writing: without it,
- * removing a tag (prune) scans every sample for the foreign key.
+ * The indexes of version 2; version 1 had sample_by_tag too. An index of
+ * the samples by tag would make each record and prune's deletions ten
+ * times slower for prune's one question (which tags no sample uses),
+ * answered by one scan instead: sample_of_tag, made for a while, goes.
  */
 static const char indexes[] =
 "CREATE INDEX IF NOT EXISTS snapshot_by_time ON snapshot (taken_at);\n"
 "CREATE INDEX IF NOT EXISTS snapshot_by_host ON snapshot (" AI_HOSTKEY ", taken_at);\n"
-"CREATE INDEX IF NOT EXISTS sample_of_tag ON sample (tag_id);\n";
+"DROP INDEX IF EXISTS sample_of_tag;\n";
 
 /* version 1 to 2: columns added, nothing rewritten */
 static const char upgrade_1[] =
@@ -1310,6 +1311,13 @@ void ai_db_prune(sqlite3 *db, double before, double after, int64_t *nsnap,
 	int64_t *keep = NULL;
 	size_t nkeep = 0, i;
 
+	/*
+	 * No foreign key checks: the samples go before their snapshots, and
+	 * a tag goes when no sample uses it; checked, each tag removed is a
+	 * scan of every sample (668 s for 7,000 tags of 10,000 snapshots).
+	 */
+	exec(db, "PRAGMA foreign_keys = OFF");
+	exec(db, "PRAGMA cache_size = -65536");
 	if (ai_db_begin(db) < 0)
 		ai_die("database %s is locked by another process (waited %.0f s;"
 		       " --wait S waits longer)", db_name(db), ai_db_wait);
@@ -1338,11 +1346,11 @@ void ai_db_prune(sqlite3 *db, double before, double after, int64_t *nsnap,
 	sqlite3_bind_double(st, 1, before);
 	sqlite3_bind_double(st, 2, after);
 	*nsnap = exec_changes(db, st, "removing snapshots");
-	/* each tag looked up in sample_of_tag: the time goes with the tags, not the samples */
-	st = ai_db_prep(db, "DELETE FROM tag WHERE NOT EXISTS (SELECT 1 FROM sample"
-			" WHERE sample.tag_id = tag.id)");
+	/* one scan of the samples left, whatever the number of tags */
+	st = ai_db_prep(db, "DELETE FROM tag WHERE id NOT IN (SELECT tag_id FROM sample)");
 	*ntag = exec_changes(db, st, "removing unused tags");
 	ai_db_commit(db);
+	exec(db, "PRAGMA foreign_keys = ON");
 	st = ai_db_prep(db, "SELECT count(*) FROM snapshot WHERE (:host IS NULL OR "
 			AI_HOSTKEY " = :host)");
 	*left = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
