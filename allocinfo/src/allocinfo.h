@@ -16,6 +16,7 @@
 #define AI_EXIT_USAGE	2	/* bad command line */
 #define AI_EXIT_SKIPPED	3	/* ran, but some input lines were skipped */
 #define AI_EXIT_FOUND	4	/* report leaks: there are leak suspects */
+#define AI_EXIT_SHORT	5	/* report leaks: a window too short to judge */
 
 #define AI_DEFAULT_INPUT "/proc/allocinfo"
 
@@ -57,7 +58,7 @@ struct ai_snap {
 	char version[16];	/* from the header, "1.0" when absent */
 	int has_header;
 	int bad_header;		/* a header whose version cannot be read */
-	int cut;		/* the input ends early (a JSON syntax error) */
+	int cut;		/* the input ends early (a JSON syntax error, no last newline) */
 	struct ai_tag *tags;
 	size_t ntags, cap;
 	size_t nlines;		/* input lines */
@@ -141,6 +142,8 @@ void ai_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ai_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 int ai_parse_size(const char *s, int64_t *out);
 int ai_parse_u64(const char *s, uint64_t *out);
+/* "30d", "12h", "90m", "45s", "2w", "0": seconds; -1 not a duration, -2 a bare number */
+int ai_parse_duration(const char *s, double *out);
 /* an output file: see util.c; every failure exits 1 with one message */
 struct ai_out {
 	FILE *f;

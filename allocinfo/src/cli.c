@@ -252,3 +252,15 @@ void ai_help(const char *text)
 	fputs(text, stdout);
 	exit(AI_EXIT_OK);
 }
+
+/* the usage error for a bad duration ARG of option OPT, with the way out */
+void ai_duration_err(const char *cmd, const char *opt, const char *arg)
+{
+	double v;
+
+	if (ai_parse_duration(arg, &v) == -2)
+		ai_usage_err("%s: %s %s: a duration needs its unit: %ss for seconds, or"
+			     " %sm, %sh, %sd (s, m, h, d, w)", cmd, opt, arg, arg, arg, arg, arg);
+	ai_usage_err("%s: %s wants a duration such as 30d, 12h, 90m or 45s, not '%s'",
+		     cmd, opt, arg);
+}

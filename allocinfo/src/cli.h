@@ -50,6 +50,9 @@ enum {
 	OPT_DEPTH,
 	OPT_JSON,
 	OPT_PROMETHEUS,
+	OPT_GRACE,
+	OPT_RECENT,
+	OPT_ALL,
 	OPT_LAST
 };
 
@@ -91,6 +94,8 @@ int ai_getopt(int argc, char **argv, const char *so, const struct option *lo);
 int ai_common_opt(struct ai_common *co, int c, const char *arg);
 void ai_only(const struct ai_common *co, unsigned allowed, const char *what);
 void ai_not_here(const char *opt, const char *what)
+	__attribute__((noreturn));
+void ai_duration_err(const char *cmd, const char *opt, const char *arg)
 	__attribute__((noreturn));
 void ai_usage_err(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));

@@ -18,9 +18,10 @@ static const char prune_help[] =
 "it removed.\n"
 "\n"
 "  -d, --db DB        the database\n"
-"      --keep AGE     keep the snapshots of the last AGE: a number with a\n"
-"                     unit, s, m, h, d or w (30d, 12h, 90m; no unit:\n"
-"                     seconds)\n"
+"      --keep AGE     keep the snapshots of the last AGE: a number with its\n"
+"                     unit, s, m, h, d or w (30d, 12h, 90m, 45s); 0 keeps\n"
+"                     none, and needs --all\n"
+"      --all          with --keep 0: remove every snapshot\n"
 "      --host NAME    only the snapshots of host NAME (default: all hosts)\n"
 "      --now T        count AGE back from Unix time T instead of now\n"
 "      --vacuum       also give the freed pages back to the file system\n"
@@ -28,24 +29,6 @@ static const char prune_help[] =
 "      --wait S       wait up to S seconds for a database another process\n"
 "                     holds (default 60)\n"
 "  -h, --help         this help\n";
-
-/* "30d" -> 2592000; -1 when it is not a duration */
-static double parse_age(const char *s)
-{
-	char *e;
-	double v = strtod(s, &e), mul = 1;
-
-	if (e == s || !(v >= 0) || !isfinite(v))
-		return -1;
-	switch (*e) {
-	case 's': mul = 1; e++; break;
-	case 'm': mul = 60; e++; break;
-	case 'h': mul = 3600; e++; break;
-	case 'd': mul = 86400; e++; break;
-	case 'w': mul = 7 * 86400; e++; break;
-	}
-	return *e ? -1 : v * mul;
-}
 
 int cmd_prune(int argc, char **argv)
 {
@@ -55,13 +38,14 @@ int cmd_prune(int argc, char **argv)
 		{ "host", required_argument, NULL, OPT_HOST },
 		{ "now", required_argument, NULL, OPT_NOW },
 		{ "vacuum", no_argument, NULL, OPT_VACUUM },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *dbpath = NULL, *host = NULL;
 	double keep = -1, now = -1;
-	int vacuum = 0, c;
+	int vacuum = 0, all = 0, c;
 	struct timespec ts;
 	int64_t nsnap, ntag, left;
 	sqlite3 *db;
@@ -73,10 +57,11 @@ int cmd_prune(int argc, char **argv)
 			dbpath = optarg;
 			break;
 		case OPT_KEEP:
-			keep = parse_age(optarg);
-			if (keep < 0)
-				ai_usage_err("prune: --keep wants an age such as 30d, 12h or 3600, not '%s'",
-					     optarg);
+			if (ai_parse_duration(optarg, &keep) < 0)
+				ai_duration_err("prune", "--keep", optarg);
+			break;
+		case OPT_ALL:
+			all = 1;
 			break;
 		case OPT_HOST:
 			host = optarg;
@@ -104,6 +89,11 @@ int cmd_prune(int argc, char **argv)
 		ai_usage_err("prune: unexpected argument '%s'", argv[optind]);
 	if (!dbpath || keep < 0)
 		ai_usage_err("prune: -d DB and --keep AGE are needed");
+	if (keep == 0 && !all)
+		ai_usage_err("prune: --keep 0 removes every snapshot of the database (or of --host):"
+			     " add --all if that is meant, or give an age such as --keep 30d");
+	if (all && keep != 0)
+		ai_usage_err("prune: --all goes with --keep 0 only");
 	if (now < 0) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		now = ts.tv_sec + ts.tv_nsec / 1e9;

@@ -136,6 +136,7 @@ static int import_dir(struct rec *r, const char *dir, const struct ai_common *co
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	char **names = NULL;
+	double *mtimes;
 	size_t n = 0, i;
 	int rc = AI_EXIT_OK;
 
@@ -151,10 +152,17 @@ static int import_dir(struct rec *r, const char *dir, const struct ai_common *co
 	closedir(d);
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_str);
+	mtimes = xcalloc(n + 1, sizeof(*mtimes));
+	for (i = 0; i < n; i++) {
+		struct stat st;
+
+		mtimes[i] = stat(names[i], &st) ? -1 : (double)st.st_mtime;
+	}
 	for (i = 0; i < n && !stop; i++) {
 		struct ai_snap s;
 		struct ai_db_meta m;
 		struct stat st;
+		size_t j;
 		int one;
 
 		if (stat(names[i], &st) || !S_ISREG(st.st_mode))
@@ -164,7 +172,22 @@ static int import_dir(struct rec *r, const char *dir, const struct ai_common *co
 			rc = AI_EXIT_FATAL;
 			continue;
 		}
-		/* a text capture was taken when it was written */
+		/*
+		 * A text capture was taken when it was written, unless its time
+		 * was lost: copied without cp -p, captures share one.
+		 */
+		for (j = 0; s.taken_at <= 0 && j < n && (j == i || mtimes[j] != mtimes[i]); j++)
+			;
+		if (s.taken_at <= 0 && j < n) {
+			ai_warn("%s: not recorded: a text capture has no time of its own, and its"
+				" modification time is that of %s too (copied without cp -p?): record"
+				" it with -f %s --time T, or restore the times (touch -d)", names[i],
+				names[j], names[i]);
+			r->refused++;
+			rc = AI_EXIT_SKIPPED;
+			ai_snap_free(&s);
+			continue;
+		}
 		meta_of(r, &s, s.taken_at > 0 ? -1 : (double)st.st_mtime, &m);
 		if (ai_db_has(r->st.db, *m.id.machine_id ? m.id.machine_id : m.id.host,
 			      m.when, s.name)) {
@@ -184,6 +207,7 @@ static int import_dir(struct rec *r, const char *dir, const struct ai_common *co
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	free(mtimes);
 	fprintf(stderr, "%s: %s: %lld capture(s) recorded, %lld refused, %lld already there\n",
 		ai_prog, dir, (long long)r->stored, (long long)r->refused,
 		(long long)r->already);

@@ -521,17 +521,29 @@ void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
 
 			while (c < e && is_sp(*c))
 				c++;
+			if (c == e && !nl) {
+				/* a cut in the leading spaces of a line */
+				s->cut = 1;
+				ai_problem(&ps, WARNING, "the input ends in the middle of a line"
+					   " (spaces, no newline): cut short?");
+				goto next;
+			}
 			if (c == e)
 				goto next; /* blank */
 		}
 		/*
 		 * The kernel ends every line with " \n": a last line with
-		 * neither was cut short (a partial read or copy).
+		 * neither was cut short (a partial read or copy); one with the
+		 * space only may have been cut just before its newline.
 		 */
 		if (!nl && e[-1] != ' ') {
 			ai_problem(&ps, MALFORMED,
 				"truncated last line: no newline and no trailing space");
 			goto next;
+		}
+		if (!nl) {
+			s->cut = 1;
+			ai_problem(&ps, WARNING, "no newline at the end of the last line: cut short?");
 		}
 		if (parse_tag(&ps, p, e, &t) == 0)
 			ai_add_tag(s, &t);

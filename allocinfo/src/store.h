@@ -22,6 +22,7 @@ struct ai_db_snap {
 	double taken_at;
 	int status;		/* enum ai_snap_status */
 	char boot_id[64];
+	char host[256];		/* its node name */
 	char problem[256];	/* why it is incomplete or refused */
 };
 

@@ -112,6 +112,41 @@ int ai_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/*
+ * A duration: a number and its unit, s, m, h, d or w ("30d", "1.5h").
+ * A bare number is refused (-2) but 0, which is 0 in every unit: "30"
+ * read as seconds once wiped a month of snapshots meant to be kept.
+ */
+int ai_parse_duration(const char *s, double *out)
+{
+	char *e;
+	double v, mul;
+
+	errno = 0;
+	v = strtod(s, &e);
+	if (errno || e == s || !(v >= 0) || !isfinite(v) || *s == '-' || *s == '+')
+		return -1;
+	switch (*e) {
+	case 's': mul = 1; break;
+	case 'm': mul = 60; break;
+	case 'h': mul = 3600; break;
+	case 'd': mul = 86400; break;
+	case 'w': mul = 7 * 86400; break;
+	case '\0':
+		if (v == 0) {
+			*out = 0;
+			return 0;
+		}
+		return -2;
+	default:
+		return -1;
+	}
+	if (e[1] || v * mul > 1e12)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
 /* "4096", "4K", "4KiB", "1.5M", "2G": binary units */
 int ai_parse_size(const char *s, int64_t *out)
 {

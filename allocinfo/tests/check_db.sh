@@ -62,7 +62,7 @@ check "report top --at K is top of capture K, for every K" "" "$bad"
 
 # leaks: the planted tag, at step/interval bytes per second
 rate=$(awk -v s="$step" -v i="$interval" 'BEGIN { printf "%+.2f", s / i }')
-out=$("$BIN" report leaks -d "$db" -b -H)
+out=$("$BIN" report leaks --grace 0 -d "$db" -b -H)
 line=$(printf '%s\n' "$out" | grep " $leak_file:$leak_line func:$leak_func")
 check "leaks: $leak_file:$leak_line is a suspect at $rate bytes/s" "$rate" "$(echo "$line" | awk '{ print $1 }')"
 check "leaks: it grew $((step * (snaps - 1))) bytes, on a straight line (FIT 1.00), in $((snaps - 1))/$((snaps - 1)) steps" \
@@ -77,16 +77,16 @@ else
 	ok "leaks: a tag that went down once is no suspect"
 fi
 check "leaks: nothing else is a suspect" 2 "$(printf '%s\n' "$out" | grep -c .)"
-out=$("$BIN" report leaks -d "$db" -b -H --min-snapshots $((snaps - late_from + 1)))
+out=$("$BIN" report leaks --grace 0 -d "$db" -b -H --min-snapshots $((snaps - late_from + 1)))
 check "leaks --min-snapshots $((snaps - late_from + 1)) drops the late tag ($((snaps - late_from)) snapshots)" 1 "$(printf '%s\n' "$out" | grep -c .)"
 mid=$(awk -v a="$rate" -v b="$late" 'BEGIN { printf "%.0f", (a + b) / 2 }')
-out=$("$BIN" report leaks -d "$db" -b -H --min-rate "$mid")
+out=$("$BIN" report leaks --grace 0 -d "$db" -b -H --min-rate "$mid")
 check "leaks --min-rate $mid keeps the faster one only" "$(awk -v a="$rate" -v b="$late" 'BEGIN { print (a > b) ? "fs/leaky.c:77" : "drivers/late.c:5" }')" \
-	"$(printf '%s\n' "$out" | awk '{ print $7 }')"
+	"$(printf '%s\n' "$out" | awk '{ print $8 }')"
 g1=$((step * (snaps - 1))) g2=$((late_step * (snaps - late_from - 1)))
-out=$("$BIN" report leaks -d "$db" -b -H --min-growth $(( (g1 < g2 ? g1 : g2) + 1 )))
+out=$("$BIN" report leaks --grace 0 -d "$db" -b -H --min-growth $(( (g1 < g2 ? g1 : g2) + 1 )))
 check "leaks --min-growth one byte more than the smaller growth ($g1, $g2): the other one" \
-	"$([ $g1 -gt $g2 ] && echo fs/leaky.c:77 || echo drivers/late.c:5)" "$(printf '%s\n' "$out" | awk '{ print $7 }')"
+	"$([ $g1 -gt $g2 ] && echo fs/leaky.c:77 || echo drivers/late.c:5)" "$(printf '%s\n' "$out" | awk '{ print $8 }')"
 
 # growth: first to last, computed here with awk
 want=$(awk -v last="$W/snap$((snaps - 1)).txt" '
@@ -135,17 +135,17 @@ awk -v r="$jr2" 'BEGIN { exit !(r >= 0.8) }' && ok "the jittery grower fits a li
 awk -v r="$nr2" -v s="$nslope" 'BEGIN { exit !(r < 0.8 || s <= 0) }' && ok "the noise does not (R^2 $nr2, slope $nslope)" || nok "the noise does not (R^2 $nr2, slope $nslope)"
 grew=$(for k in $(seq 1 19); do awk '$3 == "fs/jitter.c:1" { print $1 }' "$W/j$((k - 1)).txt" "$W/j$k.txt" | tr '\n' ' '; echo; done | awk '$2 < $1' | wc -l)
 [ "$grew" -gt 0 ] && ok "the jittery grower went down $grew times" || nok "the jittery grower went down at least once"
-out=$("$BIN" report leaks -d "$jdb" -b -H)
+out=$("$BIN" report leaks --grace 0 -d "$jdb" -b -H)
 check "leaks: the jittery grower is a suspect at its least-squares slope ($jslope B/s) and fit ($jr2)" \
 	"$jslope $(printf '%.2f' "$jr2")" "$(printf '%s\n' "$out" | awk '$NF == "func:jitter_alloc" { print $1, $5 }')"
 check "leaks: neither the noise nor the steady tag" 1 "$(printf '%s\n' "$out" | grep -c .)"
-out=$("$BIN" report leaks -d "$jdb" -b -H --min-fit 0.999; echo "exit $?")
+out=$("$BIN" report leaks --grace 0 -d "$jdb" -b -H --min-fit 0.999; echo "exit $?")
 check "leaks --min-fit 0.999 is stricter than the jitter" "exit 0" "$out"
 
 # report leaks: exit status 4 when there is a suspect (for cron and alerts)
-"$BIN" report leaks -d "$db" > /dev/null
+"$BIN" report leaks --grace 0 -d "$db" > /dev/null
 check "report leaks exits 4 when it finds suspects" 4 $?
-"$BIN" report leaks -d "$db" --min-rate 1e12 > /dev/null
+"$BIN" report leaks --grace 0 -d "$db" --min-rate 1e12 > /dev/null
 check "and 0 when it finds none" 0 $?
 
 # several hosts: record --host, report --host
@@ -156,15 +156,15 @@ for k in 0 1 2 3; do
 done
 check "record --host: the snapshots carry the names given" "db1 4
 web1 4" "$(sqlite3 "$hdb" 'SELECT host, count(*) FROM snapshot GROUP BY host ORDER BY host' | tr '|' ' ')"
-"$BIN" report leaks -d "$hdb" > /dev/null 2> "$W/err"
+"$BIN" report leaks --grace 0 -d "$hdb" > /dev/null 2> "$W/err"
 rc=$?
 if [ $rc = 2 ] && grep -q "db1" "$W/err" && grep -q "web1" "$W/err" && grep -q -- "--host" "$W/err"; then
 	ok "report leaks on a database of two hosts: usage error naming them and --host"
 else nok "report leaks on a database of two hosts: usage error naming them and --host" "exit $rc: $(cat "$W/err")"; fi
 # 4 snapshots: the line of the planted leak grew 3 steps (below the default 256K)
-out=$("$BIN" report leaks -d "$hdb" --host web1 -b -H --min-growth $((3 * step)))
+out=$("$BIN" report leaks --grace 0 -d "$hdb" --host web1 -b -H --min-growth $((3 * step)))
 check "report leaks --host web1 --min-growth $((3 * step)): the planted leak at $rate B/s" "$rate" "$(printf '%s\n' "$out" | grep " $leak_file:$leak_line " | awk '{ print $1 }')"
-check "report leaks --host db1: nothing" "" "$("$BIN" report leaks -d "$hdb" --host db1 -b -H)"
+check "report leaks --host db1: nothing" "" "$("$BIN" report leaks --grace 0 -d "$hdb" --host db1 -b -H)"
 check "report snapshots --host db1 lists its 4" 4 "$("$BIN" report snapshots -d "$hdb" --host db1 -H | grep -c .)"
 check "report top --host web1 is its last capture" "$("$BIN" top -q -b -H -n 5 -f "$W/snap3.txt")" "$("$BIN" report top -d "$hdb" --host web1 -b -H -n 5)"
 "$BIN" report growth -d "$hdb" --host nosuch > /dev/null 2> "$W/err"
@@ -176,18 +176,31 @@ check "the database is in WAL mode (readers do not wait for record)" wal "$(sqli
 cp "$db" "$W/p.db"
 "$BIN" prune -d "$W/p.db" --keep 30d --now $((t0 + (snaps - 1) * interval)) > /dev/null
 check "prune --keep 30d keeps the $snaps snapshots of 5 minutes" "$snaps" "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
-"$BIN" prune -d "$W/p.db" --keep 120 --now $((t0 + (snaps - 1) * interval)) > "$W/out"
-check "prune --keep 120 (seconds) keeps the snapshots of the last 2 minutes: 3" 3 "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+"$BIN" prune -d "$W/p.db" --keep 120 --now $((t0 + (snaps - 1) * interval)) > /dev/null 2> "$W/err"
+check "prune --keep 120 (no unit) is a usage error, and removes nothing" "2 $snaps" "$? $("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+grep -q "needs its unit: 120s for seconds, or 120m, 120h, 120d" "$W/err" && ok "and says how to write it" || nok "and says how to write it" "$(cat "$W/err")"
+"$BIN" prune -d "$W/p.db" --keep 0 --now $((t0 + (snaps - 1) * interval)) > /dev/null 2> "$W/err"
+check "prune --keep 0 without --all is a usage error, and removes nothing" "2 $snaps" "$? $("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
+grep -q -- "--all" "$W/err" && ok "and names --all" || nok "and names --all" "$(cat "$W/err")"
+"$BIN" prune -d "$W/p.db" --keep 2m --now $((t0 + (snaps - 1) * interval)) > "$W/out"
+check "prune --keep 2m keeps the snapshots of the last 2 minutes: 3" 3 "$("$BIN" report snapshots -H -d "$W/p.db" | grep -c .)"
 check "and says what it removed" "removed $((snaps - 3)) snapshot(s); $("$BIN" report snapshots -H -d "$W/p.db" | grep -c .) left" "$(head -n 1 "$W/out")"
 check "no tag is left without a sample" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM tag WHERE id NOT IN (SELECT tag_id FROM sample)')"
 check "no sample is left without its snapshot" 0 "$(sqlite3 "$W/p.db" 'SELECT count(*) FROM sample WHERE snapshot_id NOT IN (SELECT id FROM snapshot)')"
 check "the leak is still found in what is left (3 snapshots, 2 steps)" "$rate" \
-	"$("$BIN" report leaks -d "$W/p.db" -b -H --min-snapshots 3 --min-growth $((2 * step)) | grep " $leak_file:$leak_line " | awk '{ print $1 }')"
+	"$("$BIN" report leaks --grace 0 -d "$W/p.db" -b -H --min-snapshots 3 --min-growth $((2 * step)) | grep " $leak_file:$leak_line " | awk '{ print $1 }')"
 "$BIN" prune -d "$W/nosuch.db" --keep 30d > /dev/null 2>&1
 check "prune of a missing database exits 1 and creates nothing" "1 no" "$? $([ -e "$W/nosuch.db" ] && echo yes || echo no)"
 "$BIN" prune -d "$W/p.db" --keep 30x > /dev/null 2> "$W/err"
 check "prune --keep 30x is a usage error" 2 $?
 grep -q "30d" "$W/err" && ok "and shows the form (30d)" || nok "and shows the form (30d)" "$(cat "$W/err")"
+cp "$W/p.db" "$W/p0.db"
+"$BIN" prune -d "$W/p0.db" --keep 0 --all > "$W/out"
+check "prune --keep 0 --all removes every snapshot" "0" "$("$BIN" report snapshots -H -d "$W/p0.db" | grep -c .)"
+for d in 45s 90m 12h 30d 2w 1.5h; do
+	"$BIN" prune -d "$W/p0.db" --keep $d > /dev/null || nok "prune --keep $d is taken"
+done
+ok "prune --keep takes 45s, 90m, 12h, 30d, 2w and 1.5h"
 # merge: the databases of two hosts into one
 rm -f "$W/web.db" "$W/dbh.db" "$W/m.db"
 for k in 0 1 2 3; do
@@ -199,7 +212,7 @@ check "merge: both hosts, 4 snapshots each" "db1 4
 web1 4" "$(sqlite3 "$W/m.db" 'SELECT host, count(*) FROM snapshot GROUP BY host ORDER BY host' | tr '|' ' ')"
 check "merge: the same samples as the sources" "$(( $(sqlite3 "$W/web.db" 'SELECT count(*) FROM sample') + $(sqlite3 "$W/dbh.db" 'SELECT count(*) FROM sample') ))" \
 	"$(sqlite3 "$W/m.db" 'SELECT count(*) FROM sample')"
-check "merge: report leaks --host web1 as on web1's own database" "$("$BIN" report leaks -b -d "$W/web.db")" "$("$BIN" report leaks -b -d "$W/m.db" --host web1)"
+check "merge: report leaks --host web1 as on web1's own database" "$("$BIN" report leaks --grace 0 -b -d "$W/web.db")" "$("$BIN" report leaks --grace 0 -b -d "$W/m.db" --host web1)"
 check "merge: report top --host db1 as on db1's own database (ids aside)" "$("$BIN" report top -b -H -d "$W/dbh.db")" "$("$BIN" report top -b -H -d "$W/m.db" --host db1)"
 "$BIN" merge -d "$W/m.db" "$W/web.db" > "$W/out"
 check "merge again: nothing added (a snapshot already there is skipped)" 8 "$(sqlite3 "$W/m.db" 'SELECT count(*) FROM snapshot')"
@@ -229,7 +242,7 @@ check "record -i 0.2 -c 3 takes 3 snapshots" 3 "$("$BIN" report snapshots -d "$W
 check "record reads stdin" 4 "$("$BIN" report snapshots -d "$W/b.db" -H | grep -c .)"
 
 # errors
-"$BIN" report leaks -d "$W/none.db" > /dev/null 2>&1
+"$BIN" report leaks --grace 0 -d "$W/none.db" > /dev/null 2>&1
 check "report on a missing database exits 1" 1 $?
 echo "not a db" > "$W/junk.db"
 "$BIN" report -d "$W/junk.db" > /dev/null 2>&1

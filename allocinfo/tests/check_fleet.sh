@@ -85,7 +85,7 @@ for k in $(seq 0 $((runs - 1))); do
 		echo "$h $k record $?" >> "$W/status"
 		"$BIN" prune -d "$W/$h.db" --keep 30d --now $((t0 + k * dt)) > /dev/null
 		"$BIN" export -q --by tag --by module --by subsys -n 50 -o "$W/textfile/$h/allocinfo.prom"
-		"$BIN" report leaks -d "$W/$h.db" -F prometheus -o "$W/textfile/$h/allocinfo-leaks.prom"
+		"$BIN" report leaks --grace 0 -d "$W/$h.db" -F prometheus -o "$W/textfile/$h/allocinfo-leaks.prom"
 		echo "$h $k leaks $?" >> "$W/status"
 		"$BIN" export -q -F json -o "$W/cap/$h/run-$(printf %02d $k).json"
 		unset ALLOCINFO_SYSROOT
@@ -113,7 +113,7 @@ echo "# planted: $leak_step bytes per $dt s; least squares over the captures: we
 
 # each host's own database, the defaults
 for h in $hosts; do
-	"$BIN" report leaks -d "$W/$h.db" -b > "$W/$h.leaks"
+	"$BIN" report leaks --grace 0 -d "$W/$h.db" -b > "$W/$h.leaks"
 	rc=$?
 	got=$(awk '!/^#/ && $1 ~ /^[+-]/ { print $1, $NF }' "$W/$h.leaks")
 	case $h in
@@ -128,17 +128,17 @@ grep -q '^# not analysed: 6 snapshot(s) of 1 earlier boot(s) of web2' "$W/web2.l
 	ok "web2: says the earlier boot was not analysed" || nok "web2: says the earlier boot was not analysed" "$(cat "$W/web2.leaks")"
 grep -q 'more left out as expected growth' "$W/web4.leaks" &&
 	ok "web4: says the page cache and heap growth were left out as expected" || nok "web4: says the expected growth was left out" "$(cat "$W/web4.leaks")"
-out=$("$BIN" report leaks -d "$W/web4.db" -b -H --no-default-ignore | awk '{ print $NF }' | sort | tr '\n' ' ')
+out=$("$BIN" report leaks --grace 0 -d "$W/web4.db" -b -H --no-default-ignore | awk '{ print $NF }' | sort | tr '\n' ' ')
 check "web4 --no-default-ignore: the heap's steady growth shows (the page cache levelled off)" "func:folio_prealloc " "$out"
 
 # the fleet: the four databases merged, then --all-hosts
 "$BIN" merge -d "$W/fleet.db" "$W"/web*.db > /dev/null
 check "merge: 4 hosts, 48 snapshots" "4 48" "$(sqlite3 "$W/fleet.db" "SELECT count(DISTINCT machine_id), count(*) FROM snapshot" | tr '|' ' ')"
-"$BIN" report leaks -d "$W/fleet.db" --all-hosts -b -H > "$W/all"
+"$BIN" report leaks --grace 0 -d "$W/fleet.db" --all-hosts -b -H > "$W/all"
 check "report leaks --all-hosts: exactly the planted leak on web1 and web2, at their rates, exit 4" \
 	"4 web1 $r1 func:x_alloc
 web2 $r2 func:x_alloc" "$? $(awk '{ print $1, $2, $NF }' "$W/all")"
-"$BIN" report leaks -d "$W/fleet.db" --all-hosts -F json > "$W/all.json"
+"$BIN" report leaks --grace 0 -d "$W/fleet.db" --all-hosts -F json > "$W/all.json"
 out=$(python3 - "$W/all.json" "$(mid web1)" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -155,13 +155,13 @@ for h in $hosts; do
 	echo "$h $?" >> "$W/imp.status"
 done
 check "record --import: exit 3 for web1 (2 refused), 0 for the others" "web1 3 web2 0 web3 0 web4 0" "$(tr '\n' ' ' < "$W/imp.status" | sed 's/ $//')"
-check "the same suspects as the merged databases" "$(cat "$W/all")" "$("$BIN" report leaks -d "$W/imp.db" --all-hosts -b -H)"
+check "the same suspects as the merged databases" "$(cat "$W/all")" "$("$BIN" report leaks --grace 0 -d "$W/imp.db" --all-hosts -b -H)"
 "$BIN" record -q -d "$W/imp.db" --import "$W/cap/web2" 2> "$W/imp.err"
 check "importing a directory again adds nothing" "0 48" "$? $(sqlite3 "$W/imp.db" 'SELECT count(*) FROM snapshot')"
 grep -q '0 capture(s) recorded, 0 refused, 12 already there' "$W/imp.err" && ok "and says so" || nok "and says so" "$(cat "$W/imp.err")"
 
 # the suspects served by node_exporter's textfile collector
-"$BIN" report leaks -d "$W/fleet.db" --all-hosts -F prometheus -o "$W/textfile/allocinfo-leaks.prom"
+"$BIN" report leaks --grace 0 -d "$W/fleet.db" --all-hosts -F prometheus -o "$W/textfile/allocinfo-leaks.prom"
 check "report leaks --all-hosts -F prometheus: exit 4" 4 $?
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_http() { local i; for i in $(seq $(($2 * 10))); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; return 1; }

@@ -20,7 +20,7 @@ for k in 0 1 2 3 4 5; do
 	{ cat "$HERE/samples/linux-6.12-x86_64.txt"; printf '%12d %8d drivers/net/x.c:12 [xnet] func:x_alloc \n' $((1048576 + k * 204800)) $((k + 1)); } > "$W/c.txt"
 	"$BIN" record -q -d "$W/l.db" -f "$W/c.txt" --time $((1700000000 + k * 300)) --host web1 --boot-id b1
 done
-"$BIN" report leaks -d "$W/l.db" -F prometheus > "$W/leaks.prom"
+"$BIN" report leaks --grace 0 -d "$W/l.db" -F prometheus > "$W/leaks.prom"
 check_leaks=$?
 
 if ! command -v promtool > /dev/null; then

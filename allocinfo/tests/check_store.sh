@@ -75,7 +75,7 @@ check "the reason of the header only, the empty, the garbage, /dev/null" "no tag
 	"$(sq "$db" "SELECT DISTINCT problem FROM snapshot WHERE taken_at BETWEEN $((t0 + 8 * dt)) AND $((t0 + 11 * dt))")"
 out=$("$BIN" report snapshots -d "$db" -H | awk '$6 == "refused"' | wc -l)
 check "report snapshots lists the 6 refused captures as refused" 6 "$out"
-"$BIN" report leaks -d "$db" -b > "$W/out"
+"$BIN" report leaks --grace 0 -d "$db" -b > "$W/out"
 check "report leaks: exit 4, the planted leak at $leak_rate B/s (6 complete snapshots)" "4 $leak_rate" \
 	"$? $(awk '$NF == "func:leaky_alloc" { print $1 }' "$W/out")"
 grep -q '^# skipped 6 incomplete or refused snapshot(s) of web1: snapshot 7 refused (1 malformed line(s);' "$W/out" &&
@@ -87,7 +87,7 @@ check "record --keep-incomplete of a cut capture: exit 3, 'incomplete', its samp
 check "report top --at that snapshot: its tags, marked nowhere else" "$("$BIN" top -q -b -H -n 0 -s name -f "$W/c7.txt")" \
 	"$("$BIN" report top -d "$db" -b -H -n 0 -s name --at "$(sq "$db" "SELECT id FROM snapshot WHERE taken_at = $((t0 + 12 * dt))")")"
 check "report top (the last complete snapshot) is capture 5" "$("$BIN" top -q -b -H -n 5 -f "$W/c5.txt")" "$("$BIN" report top -d "$db" -b -H -n 5)"
-"$BIN" report leaks -d "$db" -b > "$W/out"
+"$BIN" report leaks --grace 0 -d "$db" -b > "$W/out"
 check "report leaks skips it too: the leak, and 7 skipped" "$leak_rate 7" \
 	"$(awk '$NF == "func:leaky_alloc" { print $1 }' "$W/out") $(sed -n 's/^# skipped \([0-9]*\) .*/\1/p' "$W/out")"
 # a newer format version is read, recorded complete, and said (exit 3)
@@ -105,13 +105,13 @@ for k in $(seq 0 11); do
 	capture $kk > "$W/r.txt"
 	"$BIN" record -q -d "$rdb" -f "$W/r.txt" --time $((t0 + k * dt)) --host web2 --machine-id m-web2 --boot-id $b
 done
-"$BIN" report leaks -d "$rdb" -b > "$W/out"
+"$BIN" report leaks --grace 0 -d "$rdb" -b > "$W/out"
 check "reboot inside the leak: report leaks finds it in the last boot at $leak_rate B/s over 6 snapshots" "4 $leak_rate 5/5" \
 	"$? $(awk '$NF == "func:leaky_alloc" { print $1, $6 }' "$W/out")"
 grep -q '^# not analysed: 6 snapshot(s) of 1 earlier boot(s) of web2 (--boot all)' "$W/out" &&
 	ok "and says the earlier boot was not analysed" || nok "and says the earlier boot was not analysed" "$(cat "$W/out")"
 check "--boot all: the leak in each boot" "$leak_rate
-$leak_rate" "$("$BIN" report leaks -d "$rdb" -b -H --boot all | awk '$NF == "func:leaky_alloc" { print $1 }')"
+$leak_rate" "$("$BIN" report leaks --grace 0 -d "$rdb" -b -H --boot all | awk '$NF == "func:leaky_alloc" { print $1 }')"
 check "report snapshots shows the boots" "b1 6
 b2 6" "$("$BIN" report snapshots -d "$rdb" -H | awk '{ print $7 }' | sort | uniq -c | awk '{ print $2, $1 }')"
 
@@ -124,7 +124,7 @@ check "record of the live file: node name, machine id, boot id and kernel of the
 	"$(sq "$W/id.db" 'SELECT host, machine_id, boot_id, kernel, source FROM snapshot')"
 echo web3-renamed > "$W/h1/proc/sys/kernel/hostname"
 ALLOCINFO_SYSROOT=$W/h1 "$BIN" record -q -d "$W/id.db"
-check "a renamed host is the same host (one machine id)" 1 "$("$BIN" report leaks -d "$W/id.db" -F json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["hosts"]))')"
+check "a renamed host is the same host (one machine id)" 1 "$("$BIN" report leaks --grace 0 -d "$W/id.db" -F json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["hosts"]))')"
 # a clone: the same node name, another machine
 mkhost "$W/h2" web3-renamed fedcba9876543210fedcba9876543210 boot-z
 capture 0 > "$W/h2/proc/allocinfo"
@@ -241,10 +241,22 @@ check "record into another program's SQLite file: exit 1, left alone" "1 1 t" \
 	"$? $(grep -c 'another program' "$W/err") $(sq "$W/other.db" "SELECT group_concat(name) FROM sqlite_master")"
 sqlite3 "$W/q.db" 'PRAGMA wal_checkpoint(TRUNCATE)' > /dev/null
 head -c $(( $(stat -c %s "$W/q.db") / 2 )) "$W/q.db" > "$W/cut.db"
-"$BIN" report leaks -d "$W/cut.db" > /dev/null 2> "$W/err"
+"$BIN" report leaks --grace 0 -d "$W/cut.db" > /dev/null 2> "$W/err"
 rc=$?
 if [ $rc = 1 ] && grep -q "damaged" "$W/err" && grep -q "cut.db" "$W/err"; then ok "a database cut in half: exit 1, 'damaged', named"
 else nok "a database cut in half: exit 1, 'damaged', named" "exit $rc: $(cat "$W/err")"; fi
+for cmd in "record -q -f $W/c0.txt" "prune --keep 30d" "report snapshots"; do
+	cp "$W/cut.db" "$W/cut2.db"
+	sum=$(md5sum < "$W/cut2.db")
+	"$BIN" $cmd -d "$W/cut2.db" > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "is damaged" "$W/err" && grep -q "restore a copy" "$W/err" &&
+	   [ "$(md5sum < "$W/cut2.db")" = "$sum" ]; then
+		ok "${cmd%% *} on a database cut in half: exit 1, says it is damaged and what to do, writes nothing"
+	else
+		nok "${cmd%% *} on a database cut in half: exit 1, says it is damaged, writes nothing" "exit $rc: $(cat "$W/err")"
+	fi
+done
 
 # ---- merge: past a bad source, never into itself ----
 rm -f "$W/m.db"
@@ -255,7 +267,7 @@ check "merge of 2 good and 3 bad sources: exit 1" 1 $rc
 check "the good ones are merged" "m-web1 $(sq "$W/q.db" 'SELECT count(*) FROM snapshot')
 m-web2 12" "$(sq "$W/m.db" 'SELECT machine_id, count(*) FROM snapshot GROUP BY machine_id' | tr '|' ' ')"
 check "each bad one is reported, and the count" "3 1" "$(grep -c 'not merged:' "$W/err") $(grep -c '3 of 5 source(s) not merged' "$W/err")"
-check "report leaks --host m-web2 as on its own database" "$("$BIN" report leaks -d "$W/reboot.db" -b -H)" "$("$BIN" report leaks -d "$W/m.db" -b -H --host m-web2)"
+check "report leaks --host m-web2 as on its own database" "$("$BIN" report leaks --grace 0 -d "$W/reboot.db" -b -H)" "$("$BIN" report leaks --grace 0 -d "$W/m.db" -b -H --host m-web2)"
 check "the refused snapshots come along, with their reasons" "$(sq "$W/q.db" "SELECT taken_at, status, problem FROM snapshot WHERE status <> 'ok' ORDER BY taken_at")" \
 	"$(sq "$W/m.db" "SELECT taken_at, status, problem FROM snapshot WHERE status <> 'ok' ORDER BY taken_at")"
 s0=$(date +%s.%N)
@@ -303,5 +315,19 @@ got=$(( $(sq "$W/lock.db" 'SELECT count(*) FROM snapshot') - 2 ))
 if [ $rc = 3 ] && [ "$got" -ge 2 ] && [ "$got" -lt 14 ] && grep -q "stayed locked" "$W/ierr" && grep -q "cannot read" "$W/ierr"; then
 	ok "record -i past a locked database and a vanished input: exit 3, $got of 14 recorded, both said"
 else nok "record -i past a locked database and a vanished input" "exit $rc, $got recorded: $(cat "$W/ierr")"; fi
+
+# ---- text captures whose times were lost (copied without cp -p) ----
+mkdir -p "$W/notime"
+for k in 1 2 3; do cp "$W/c0.txt" "$W/notime/c$k.txt"; done
+touch -d @1700000000 "$W/notime"/c*.txt
+"$BIN" record -q -d "$W/notime.db" --import "$W/notime" 2> "$W/err"
+check "record --import of 3 text captures sharing one time: exit 3, nothing recorded" "3 0 0" \
+	"$? $(sq "$W/notime.db" 'SELECT count(*) FROM snapshot') $(sq "$W/notime.db" 'SELECT count(*) FROM tag')"
+grep -q "cp -p" "$W/err" && grep -q -- "--time T" "$W/err" && ok "and says why and how to record them" ||
+	nok "and says why and how to record them" "$(cat "$W/err")"
+touch -d @1700000300 "$W/notime/c2.txt"; touch -d @1700000600 "$W/notime/c3.txt"
+"$BIN" record -q -d "$W/notime.db" --import "$W/notime" 2> "$W/err"
+check "with their times restored: the 3 recorded at them" "0 1700000000 1700000300 1700000600" \
+	"$? $(sq "$W/notime.db" 'SELECT group_concat(CAST(taken_at AS INT), " ") FROM snapshot')"
 
 done_tap

@@ -43,6 +43,9 @@ one prometheus bash "$HERE/check_prometheus.sh" "$B/allocinfo"
 one context bash "$HERE/check_context.sh" "$B/allocinfo"
 LSAN_OPTIONS=suppressions=$HERE/lsan.supp:print_suppressions=0 one context-asan bash "$HERE/check_context.sh" "$B/allocinfo-asan"
 one fleet bash "$HERE/check_fleet.sh" "$B/allocinfo"
+[ -z "$PY" ] || one leaks "$PY" "$HERE/check_leaks.py" "$B/allocinfo"
+# the scale check at a fifth of its size (make scale: 10,000 snapshots, minutes)
+[ -z "$PY" ] || SCALE_SNAPSHOTS=${SCALE_SNAPSHOTS:-2000} one scale "$PY" "$HERE/check_scale.py" "$B/allocinfo" "$B/allocinfo-plot"
 one install bash "$HERE/check_install.sh"
 
 echo
