@@ -24,7 +24,9 @@
  *
  * 1. The hook (alloc_tag_capture_hook()) runs where pages and slab objects
  *    are charged to their tag: in any context an allocation runs in, with
- *    interrupts off, under the zone lock, in interrupt and NMI context.
+ *    interrupts off, under the zone lock, in interrupt context. An
+ *    allocation in NMI context is counted as unrecorded without a trace:
+ *    the stack depot takes its pool lock even when it may not allocate.
  * 2. So the capture path takes no lock and allocates nothing. It saves the
  *    trace in a per-CPU buffer, stores it in the stack depot without
  *    STACK_DEPOT_FLAG_CAN_ALLOC, and counts it in the tag's table of
@@ -271,7 +273,8 @@ static struct capture_tag *capture_find(struct alloc_tag *tag)
  * @bytes: the allocation's size
  * @ret: returned, for the caller's tail call (alloc_tag_idx_chosen())
  *
- * Context: any, from the allocation hooks; takes no lock, allocates nothing.
+ * Context: any, from the allocation hooks; takes no lock, allocates nothing;
+ * in NMI context counts the allocation as unrecorded.
  * Return: @ret.
  */
 noinline void *__cold alloc_tag_capture(struct alloc_tag *tag, size_t bytes, void *ret)
@@ -290,6 +293,9 @@ noinline void *__cold alloc_tag_capture(struct alloc_tag *tag, size_t bytes, voi
 	ct = capture_find(tag);
 	if (!ct)
 		goto out;
+	/* The depot takes a lock: no trace in NMI context (the file's 1.). */
+	if (in_nmi())
+		goto count_unrecorded;
 	if (this_cpu_inc_return(capture_cpu.busy) != 1)
 		goto unrecorded;
 
@@ -308,6 +314,7 @@ noinline void *__cold alloc_tag_capture(struct alloc_tag *tag, size_t bytes, voi
 	goto out;
 unrecorded:
 	this_cpu_dec(capture_cpu.busy);
+count_unrecorded:
 	atomic_long_inc(&ct->unrecorded_calls);
 	atomic_long_add(bytes, &ct->unrecorded_bytes);
 out:

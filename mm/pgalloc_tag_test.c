@@ -535,13 +535,15 @@ static void kmalloc_dma_first(struct kunit *test)
 
 /*
  * The slabs of a SLAB_CACHE_DMA32 cache whose tag blocks do not fit their
- * leftover space (1024-byte objects leave none) get blocks from kmalloc,
- * enough of them that kmalloc's own cache must grow. The blocks' flags
- * must not carry the cache's zone: kmalloc() would fix them up with an
- * "Unexpected gfp" report, which tests/boot/kunit.sh looks for on the
- * console. Every object is charged to this call site, and uncharged.
+ * leftover space (1024-byte objects leave none) get blocks from kmalloc:
+ * 32 MiB of objects, a thousand slabs or more, so that kmalloc's own
+ * cache of the blocks' size must grow, past the free objects it had. The
+ * blocks' flags must not carry the cache's zone: kmalloc() would fix them
+ * up with an "Unexpected gfp" report as it makes a slab, which
+ * tests/boot/kunit.sh looks for on the console. Every object is charged
+ * to this call site, and uncharged.
  */
-#define DMA32_OBJECTS	4096
+#define DMA32_OBJECTS	32768
 static void slab_dma32_blocks(struct kunit *test)
 {
 	struct alloc_tag_counters c0, c1;
@@ -596,8 +598,9 @@ static void slab_dma32_blocks(struct kunit *test)
 }
 
 /*
- * An object of a cache whose objects are never tagged (SLAB_NO_OBJ_EXT) is
- * not charged when kfence serves it, also on a kfence page whose block an
+ * An object of a cache whose objects are never tagged (SLAB_NOLEAKTRACE, as
+ * kmemleak's own caches; SLAB_NO_OBJ_EXT is kmalloc's) is not charged when
+ * kfence serves it, also on a kfence page whose block an
  * object of a tagged cache left: its slot says "no tag". First, objects
  * of a tagged cache cycle through kfence's pool (its free list is first
  * in, first out), so that kfence's pages have blocks; then objects of an
@@ -617,8 +620,8 @@ static void slab_kfence_untaggable(struct kunit *test)
 	if (!mem_alloc_profiling_enabled())
 		kunit_skip(test, "memory allocation profiling is off");
 	tagged = kmem_cache_create("pgalloc_tag_kfence", 64, 0, SLAB_NO_MERGE, NULL);
-	untagged = kmem_cache_create("pgalloc_tag_kfence_noext", 64, 0,
-				     SLAB_NO_MERGE | SLAB_NO_OBJ_EXT, NULL);
+	untagged = kmem_cache_create("pgalloc_tag_kfence_noleak", 64, 0,
+				     SLAB_NO_MERGE | SLAB_NOLEAKTRACE, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, tagged);
 	KUNIT_ASSERT_NOT_NULL(test, untagged);
 
