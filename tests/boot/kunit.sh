@@ -4,10 +4,12 @@
 # build with kfence sampling every allocation it can
 # (kfence.sample_interval=1), and on the debug build of each distribution
 # layout in LAYOUTS (tests/lib.sh); the console log is read with the
-# kernel's own kunit.py parse. Two cases skip where their subject is not
-# there, and say why: the page_ext slot's in page-flags mode, kfence's
-# where kfence is off (every run but the kfence one). No run may show
-# kmalloc's "Unexpected gfp" report (slab_dma32_blocks provokes the path).
+# kernel's own kunit.py parse. Cases skip where their subject is missing,
+# and say why: the page_ext slot's in page-flags mode, the DMA ones where
+# the build has no such zone (the test kernels have no ZONE_DMA, the
+# layout's has), kfence's where kfence is off (every run but the kfence
+# one). No run may show kmalloc's "Unexpected gfp" report
+# (slab_dma32_blocks provokes the path).
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/kunit
 kunit=$BUILD/linux/tools/testing/kunit/kunit.py
@@ -51,27 +53,36 @@ skips() {
 	grep -o 'ok [0-9]* [a-z_]* # SKIP .*' "$o/$1/console.log" 2> /dev/null |
 		tr -d '\r' | sed 's/^ok [0-9]* //'
 }
+# expected_skips BUILD-ID FLAGS KFENCE: the cases that must skip, in the
+# suite's order: the page_ext slot's in page-flags mode (FLAGS=1), the
+# DMA cases where the build has no such zone, kfence's unless KFENCE=1.
+expected_skips() {
+	local cfg=$BUILD/obj/$1/.config
+	[ "$2" = 1 ] && echo "page_ext_slot # SKIP page tags are kept in page flags on this boot"
+	grep -q '^CONFIG_ZONE_DMA=y' "$cfg" || echo "kmalloc_dma_first # SKIP this config has no ZONE_DMA"
+	grep -q '^CONFIG_ZONE_DMA32=y' "$cfg" || echo "slab_dma32_blocks # SKIP this config has no ZONE_DMA32"
+	[ "$3" = 1 ] || echo "slab_kfence_untaggable # SKIP kfence is off on this boot (needs kfence.sample_interval=1)"
+}
 # no_gfp_report NAME: no slab metadata asked kmalloc for a zone.
 no_gfp_report() {
 	eq "$1: no 'Unexpected gfp' report (slab metadata's flags)" "" \
 		"$(grep -A1 'Unexpected gfp' "$o/$1/console.log" 2> /dev/null | tr -d '\r')"
 }
-kfence_skip="slab_kfence_untaggable # SKIP kfence is off on this boot (needs kfence.sample_interval=1)"
 
 run_suite flags ""
 run_suite page_ext "sysctl.vm.mem_profiling=1,page_ext"
-eq "page-flags mode: only the page_ext slot and kfence cases skip, with the reason" \
-	"page_ext_slot # SKIP page tags are kept in page flags on this boot
-$kfence_skip" "$(skips flags)"
-eq "page_ext mode: only the kfence case skips" "$kfence_skip" "$(skips page_ext)"
+eq "page-flags mode: only the cases whose subject is missing skip, with the reason" \
+	"$(expected_skips profiling 1 0)" "$(skips flags)"
+eq "page_ext mode: only the cases whose subject is missing skip" \
+	"$(expected_skips profiling 0 0)" "$(skips page_ext)"
 no_gfp_report flags
 no_gfp_report page_ext
 
 # kfence serving what it can: the kfence case runs.
 if err=$(build_profiling debug); then
 	run_suite kfence "kfence.sample_interval=1" profiling+debug
-	eq "kfence: only the page_ext slot case skips" \
-		"page_ext_slot # SKIP page tags are kept in page flags on this boot" "$(skips kfence)"
+	eq "kfence: only the cases whose subject is missing skip" \
+		"$(expected_skips profiling+debug 1 1)" "$(skips kfence)"
 	no_gfp_report kfence
 else
 	fail "kfence: the debug build (FRAGMENTS=debug) builds" "$err"
@@ -85,7 +96,8 @@ for l in $LAYOUTS; do
 		continue
 	fi
 	run_suite "layout-$l" "" "$(layout_id "$l")"
-	eq "layout-$l: only the kfence case skips" "$kfence_skip" "$(skips "layout-$l")"
+	eq "layout-$l: only the cases whose subject is missing skip" \
+		"$(expected_skips "$(layout_id "$l")" 0 0)" "$(skips "layout-$l")"
 	no_gfp_report "layout-$l"
 done
 done_testing
