@@ -374,6 +374,17 @@ if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
 	check "allocinfo.1 renders without warnings" "" "$out"
 	MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2> /dev/null | grep -q 'EXIT STATUS' && ok "allocinfo.1 has EXIT STATUS" || nok "allocinfo.1 has EXIT STATUS"
+	# every option of these commands' --help is in the man page (by its
+	# long name, or its short one when it has one)
+	MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2> /dev/null > "$W/man.txt"
+	for c in record prune plot export; do
+		missing=$("$BIN" $c --help | sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z-]*\).*/\1\2/p' | while read -r o; do
+			short=${o%%,*} long=${o##* }
+			[ "$short" != "$o" ] && grep -qE -- "(^|[^a-z-])$short([^a-z-]|$)" "$W/man.txt" && continue
+			grep -qE -- "(^|[^a-z-])$long([^a-z-]|$)" "$W/man.txt" || echo "$long"
+		done | tr '\n' ' ')
+		check "allocinfo.1 documents every option of $c --help" "" "$missing"
+	done
 else
 	nok "man is installed (man-db; make deps)"
 fi

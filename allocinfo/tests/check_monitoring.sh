@@ -132,4 +132,20 @@ else
 	check_names rules
 	check_names dashboard
 fi
+# the dashboard shows the leaks: a panel for the suspects, their rates and
+# the leaks that stopped (json.load: the file is JSON as Grafana imports it)
+out=$(python3 - "$MON/grafana-allocinfo.json" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+want = ["allocinfo_leak_suspects", "allocinfo_leak_rate_bytes_per_second", "allocinfo_leak_stopped_bytes"]
+have = {}
+for p in d["panels"]:
+    for t in p["targets"]:
+        for m in want:
+            if re.search(r"\b%s\b" % m, t["expr"]):
+                have[m] = p["title"]
+print(" ".join(m for m in want if m not in have) or "ok")
+PY
+)
+check "the Grafana dashboard has leak panels (suspects, rate, stopped)" ok "$out"
 done_tap
