@@ -53,6 +53,7 @@ enum {
 	OPT_GRACE,
 	OPT_RECENT,
 	OPT_ALL,
+	OPT_TOP,
 	OPT_LAST
 };
 

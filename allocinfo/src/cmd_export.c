@@ -7,6 +7,10 @@
 #include "allocinfo.h"
 #include "cli.h"
 
+/* the series per family that export -F prometheus writes by default */
+#define EXPORT_TOP 50
+#define EXPORT_TOP_STR "50"
+
 static const char export_help[] =
 "usage: allocinfo export [OPTIONS]\n"
 "Write the tags in a machine-readable format on stdout.\n"
@@ -33,10 +37,14 @@ static const char export_help[] =
 "                     (removed on failure: the old FILE stays); a device\n"
 "                     or FIFO is written through, a directory refused;\n"
 "                     default stdout\n"
-"  -n N               only the N largest tags (--by: groups), written in\n"
-"                     input order; prometheus sums the rest in\n"
+"      --top N, -n N  only the N largest tags (--by: groups) by bytes,\n"
+"                     written in input order; prometheus sums the rest in\n"
 "                     allocinfo_other_bytes and _calls (per tag) or\n"
-"                     allocinfo_KEY_other_bytes and _calls (--by KEY)\n"
+"                     allocinfo_KEY_other_bytes and _calls (--by KEY).\n"
+"                     Prometheus default: the " EXPORT_TOP_STR " largest (a series per\n"
+"                     tag of a 7,000-tag host is too many for a fleet);\n"
+"                     json and csv: every tag\n"
+"      --all          prometheus: every tag (every group), none summed\n"
 "  -k, --keep-dups    json and csv: repeated file:line func lines apart\n"
 "  -m, --min SIZE     only tags holding at least SIZE\n"
 "      --module GLOB, --path GLOB, --func GLOB\n"
@@ -87,6 +95,8 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "by", required_argument, NULL, OPT_BY },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ai_common co = { 0 };
@@ -96,8 +106,9 @@ int cmd_export(int argc, char **argv)
 	struct ai_snap s;
 	struct ai_tag **v;
 	struct ai_out o;
+	uint64_t top = 0;
+	int all = 0, c;
 	size_t n;
-	int c;
 
 	while ((c = ai_getopt(argc, argv, COMMON_SHORTOPTS "F:o:", lo)) != -1) {
 		if (ai_common_opt(&co, c, optarg))
@@ -113,6 +124,14 @@ int cmd_export(int argc, char **argv)
 				ai_usage_err("export: --format wants prometheus, json or csv");
 		} else if (c == 'o') {
 			out = optarg;
+		} else if (c == OPT_TOP) {
+			if (top)
+				ai_usage_err("export: --top given twice");
+			if (ai_parse_u64(optarg, &top) < 0 || !top)
+				ai_usage_err("export: --top wants a number of series, 1 or more, not '%s' (--all for every tag)",
+					     optarg);
+		} else if (c == OPT_ALL) {
+			all = 1;
 		} else if (c == OPT_BY) {
 			size_t i;
 
@@ -133,6 +152,19 @@ int cmd_export(int argc, char **argv)
 	if (optind < argc)
 		ai_usage_err("export: unexpected argument '%s'", argv[optind]);
 	ai_only(&co, CO_ALL & ~(CO_EXACT | CO_NOHDR), "export");
+	if (top && (co.given & CO_LIMIT))
+		ai_usage_err("export: -n and --top are the same option: give one");
+	if (co.given & CO_LIMIT) {
+		if (!co.limit)
+			ai_usage_err("export: -n wants 1 or more (--all for every tag)");
+		top = co.limit;
+	}
+	if (all && top)
+		ai_usage_err("export: --all (every tag) or --top N (the N largest), not both");
+	if (all && fmt != AI_EXPORT_PROM)
+		ai_not_here("--all", "export --format json or csv (every tag already)");
+	/* bounded by default: prometheus writes the EXPORT_TOP largest */
+	co.limit = top ? top : fmt == AI_EXPORT_PROM && !all ? EXPORT_TOP : 0;
 	if (fmt == AI_EXPORT_PROM && co.keep_dups)
 		ai_not_here("-k/--keep-dups", "export --format prometheus (one series per tag)");
 	if (fmt != AI_EXPORT_PROM && po.nby)

@@ -290,6 +290,17 @@ static double fit_r2(const struct fit *f)
 	return f->ctt > 0 && f->cyy > 0 ? f->cty * f->cty / (f->ctt * f->cyy) : 0;
 }
 
+/* the standard error of the slope (0 with fewer than 3 points) */
+static double fit_slope_err(const struct fit *f)
+{
+	double rss;
+
+	if (f->n < 3 || !(f->ctt > 0))
+		return 0;
+	rss = f->cyy - f->cty * f->cty / f->ctt;
+	return rss > 0 ? sqrt(rss / (f->n - 2) / f->ctt) : 0;
+}
+
 /* a series thinned to at most SER_MAX points, each the mean of SER_PER of them */
 #define SER_MAX 128
 
@@ -432,10 +443,15 @@ static int leak_like(const struct fit *all, const struct fit *lo, const struct f
 	return fit_slope(hi) >= fit_slope(lo) / 2;
 }
 
-/* the points before a window rose faster than those in it: levelling off */
+/*
+ * The points before a window rose faster than those in it: levelling
+ * off. Faster beyond twice the standard error of their slope: the few
+ * points of a grace period under jitter can rise fast by chance.
+ */
 static int slowing(const struct fit *before, const struct fit *in)
 {
-	return before->n >= 3 && fit_slope(before) > 1.5 * fit_slope(in);
+	return before->n >= 3 &&
+	       fit_slope(before) - 2 * fit_slope_err(before) > 1.5 * fit_slope(in);
 }
 
 /*

@@ -232,10 +232,10 @@ static void prom_tags(FILE *f, struct ai_tag **tags, size_t n, uint64_t limit)
 		fprintf(f, " %llu\n", (unsigned long long)v[i]->calls);
 	}
 	help_type(f, "allocinfo_other_bytes",
-		  "Bytes of the tags that -n left out of allocinfo_bytes (0 without -n).");
+		  "Bytes of the tags that --top left out of allocinfo_bytes (0 with --all).");
 	fprintf(f, "allocinfo_other_bytes %lld\n", (long long)other);
 	help_type(f, "allocinfo_other_calls",
-		  "Allocations of the tags that -n left out of allocinfo_calls (0 without -n).");
+		  "Allocations of the tags that --top left out of allocinfo_calls (0 with --all).");
 	fprintf(f, "allocinfo_other_calls %llu\n", (unsigned long long)ocalls);
 	free(v);
 }
@@ -290,11 +290,11 @@ static void prom_groups(FILE *f, struct ai_tag **tags, size_t n, const char *by,
 		}
 	}
 	snprintf(name, sizeof(name), "allocinfo_%s_other_bytes", by);
-	snprintf(help, sizeof(help), "Bytes of the groups that -n left out of allocinfo_%s_bytes (0 without -n).", by);
+	snprintf(help, sizeof(help), "Bytes of the groups that --top left out of allocinfo_%s_bytes (0 with --all).", by);
 	help_type(f, name, help);
 	fprintf(f, "%s %lld\n", name, (long long)other);
 	snprintf(name, sizeof(name), "allocinfo_%s_other_calls", by);
-	snprintf(help, sizeof(help), "Allocations of the groups that -n left out of allocinfo_%s_calls (0 without -n).", by);
+	snprintf(help, sizeof(help), "Allocations of the groups that --top left out of allocinfo_%s_calls (0 with --all).", by);
 	help_type(f, name, help);
 	fprintf(f, "%s %llu\n", name, (unsigned long long)ocalls);
 	for (i = 0; i < ng; i++)
@@ -335,7 +335,7 @@ void ai_export_prom(FILE *f, const struct ai_snap *s, struct ai_tag **tags,
 			prom_groups(f, tags, n, o->by[i], o->limit);
 	}
 	help_type(f, "allocinfo_profile_bytes",
-		  "Bytes over all the tags that match the filters, those left out by -n included.");
+		  "Bytes over all the tags that match the filters, those left out by --top included.");
 	fprintf(f, "allocinfo_profile_bytes %lld\n", (long long)total);
 	help_type(f, "allocinfo_profile_calls",
 		  "Allocations over all the tags that match the filters.");

@@ -278,6 +278,24 @@ done
 check "export of a capture: no allocinfo_profiling_enabled" "" "$("$BIN" export -f "$s" | grep '^allocinfo_profiling_enabled')"
 "$BIN" export -F json --by module -f "$s" > /dev/null 2>&1
 check "export -F json --by module is a usage error" 2 $?
+# export's bounds: --top 0, --top with -n or --all, --all of json: usage
+# errors that name the way out
+for args in "--top 0|--all" "-n 0|--all" "--top 5 -n 5|give one" "--all --top 5|not both" \
+	"-F json --all|does not apply" "--top x|--all for every tag"; do
+	a=${args%|*} want=${args#*|}
+	"$BIN" export $a -f "$s" > /dev/null 2> "$W/err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q -e "$want" "$W/err"; then ok "export $a: exit 2, '$want'"
+	else nok "export $a: exit 2, '$want'" "exit $rc: $(cat "$W/err")"; fi
+done
+# a host of 7,000 tags: by default 50 series a metric and other, not 14,000
+awk -v n=7000 'NR <= 2 { print; next } END { for (i = 0; i < n; i++) printf "%12d %8d drivers/x/f%d.c:%d func:f%d \n", 4096 + i, 1, i % 97, i, i }' "$s" > "$W/host7000.txt"
+want_other=$(awk 'NR > 2 { print $1 }' "$W/host7000.txt" | sort -nr | tail -n +51 | awk '{ s += $1 } END { print s }')
+out=$("$BIN" export -q -f "$W/host7000.txt")
+check "export of $(($(wc -l < "$W/host7000.txt") - 2)) tags: 50 allocinfo_bytes and 50 allocinfo_calls series, the rest ($want_other bytes) in other" \
+	"50 50 $want_other" \
+	"$(printf '%s\n' "$out" | awk '/^allocinfo_bytes\{/ { b++ } /^allocinfo_calls\{/ { c++ } /^allocinfo_other_bytes / { o = $2 } END { print b, c, o }')"
+check "export --all of it: every tag" "$(($(wc -l < "$W/host7000.txt") - 2))" "$("$BIN" export -q --all -f "$W/host7000.txt" | grep -c '^allocinfo_bytes{')"
 
 # top --avg: bytes / calls, computed here with awk (integer division, as C)
 want=$(awk 'NR > 2 { printf "%d %d %s\n", $1, ($2 ? int($1 / $2) : -1), $3 }' "$s" | sort)
@@ -356,6 +374,17 @@ if command -v man > /dev/null; then
 	out=$(MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2>&1 > /dev/null)
 	check "allocinfo.1 renders without warnings" "" "$out"
 	MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2> /dev/null | grep -q 'EXIT STATUS' && ok "allocinfo.1 has EXIT STATUS" || nok "allocinfo.1 has EXIT STATUS"
+	# every option of these commands' --help is in the man page (by its
+	# long name, or its short one when it has one)
+	MANWIDTH=80 man -l "$HERE/../allocinfo.1" 2> /dev/null > "$W/man.txt"
+	for c in record prune plot export; do
+		missing=$("$BIN" $c --help | sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z-]*\).*/\1\2/p' | while read -r o; do
+			short=${o%%,*} long=${o##* }
+			[ "$short" != "$o" ] && grep -qE -- "(^|[^a-z-])$short([^a-z-]|$)" "$W/man.txt" && continue
+			grep -qE -- "(^|[^a-z-])$long([^a-z-]|$)" "$W/man.txt" || echo "$long"
+		done | tr '\n' ' ')
+		check "allocinfo.1 documents every option of $c --help" "" "$missing"
+	done
 else
 	nok "man is installed (man-db; make deps)"
 fi

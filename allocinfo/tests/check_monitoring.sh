@@ -15,6 +15,17 @@ TAP_DETAIL_LINES=40
 . "$HERE/tap.sh"
 s=$HERE/samples/format-2.0.txt
 
+# the shapes' test is the tool's metrics of today: written again, it is
+# the same file (else: python3 tests/monitoring/shapes.py BINARY
+# tests/monitoring/allocinfo.shapes.test.yml, and look at the change)
+if out=$(python3 "$HERE/monitoring/shapes.py" "$BIN" "$W/shapes.test.yml" 2>&1); then
+	out=$(diff -u "$HERE/monitoring/allocinfo.shapes.test.yml" "$W/shapes.test.yml" | head -20) && [ -z "$out" ] &&
+		ok "allocinfo.shapes.test.yml holds the metrics the tool writes for the shapes (shapes.py)" ||
+		nok "allocinfo.shapes.test.yml holds the metrics the tool writes for the shapes (shapes.py)" "$out"
+else
+	nok "shapes.py: the tool names the leak and writes the shapes' metrics" "$out"
+fi
+
 # a database with a leak suspect, for the metrics of report leaks
 for k in 0 1 2 3 4 5; do
 	{ cat "$HERE/samples/linux-6.12-x86_64.txt"; printf '%12d %8d drivers/net/x.c:12 [xnet] func:x_alloc \n' $((1048576 + k * 204800)) $((k + 1)); } > "$W/c.txt"
@@ -31,6 +42,9 @@ else
 	out=$(cd "$HERE/monitoring" && promtool test rules allocinfo.rules.test.yml 2>&1) &&
 		ok "promtool test rules: the alerts fire (and only) as the tests say" ||
 		nok "promtool test rules: the alerts fire (and only) as the tests say" "$out"
+	out=$(cd "$HERE/monitoring" && promtool test rules allocinfo.shapes.test.yml 2>&1) &&
+		ok "promtool test rules: 200 MB exponential warm-ups never fire, a 2 KiB/s leak under +-5 MB of jitter does" ||
+		nok "promtool test rules: exponential warm-ups and a leak under jitter (allocinfo.shapes.test.yml)" "$out"
 	for args in "" "--by subsys" "--by module --by subsys --by file --by tag -n 3" "-n 2"; do
 		out=$("$BIN" export -q -f "$s" $args | promtool check metrics 2>&1) && [ -z "$out" ] &&
 			ok "promtool check metrics: export $args" || nok "promtool check metrics: export $args" "$out"
@@ -118,4 +132,20 @@ else
 	check_names rules
 	check_names dashboard
 fi
+# the dashboard shows the leaks: a panel for the suspects, their rates and
+# the leaks that stopped (json.load: the file is JSON as Grafana imports it)
+out=$(python3 - "$MON/grafana-allocinfo.json" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+want = ["allocinfo_leak_suspects", "allocinfo_leak_rate_bytes_per_second", "allocinfo_leak_stopped_bytes"]
+have = {}
+for p in d["panels"]:
+    for t in p["targets"]:
+        for m in want:
+            if re.search(r"\b%s\b" % m, t["expr"]):
+                have[m] = p["title"]
+print(" ".join(m for m in want if m not in have) or "ok")
+PY
+)
+check "the Grafana dashboard has leak panels (suspects, rate, stopped)" ok "$out"
 done_tap

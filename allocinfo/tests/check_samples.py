@@ -343,7 +343,7 @@ def check_sample(path):
         ok(False, "%s: export json" % rel, "%s\n%s" % (e, out[:500]))
 
     # export prometheus
-    rc, out, _ = run(["export", "-q", "-F", "prometheus", "-f", path])
+    rc, out, _ = run(["export", "-q", "-F", "prometheus", "--all", "-f", path])
     series = {}
     accurate = {}
     okfmt = True
@@ -376,6 +376,24 @@ def check_sample(path):
     ok(accurate == want, "%s: export prometheus: accurate=\"no\" on the %d accurate:no tags"
        % (rel, sum(1 for t in tags if t["inaccurate"])), "want %s\ngot  %s" % (want, accurate))
 
+    # export prometheus without --all: bounded, the 50 largest tags by
+    # bytes (ties: first in the input) and the rest summed in other;
+    # --top N and -n N the same for N
+    clamp = lambda v: max(INT64_MIN, min(INT64_MAX, v))
+    order = sorted(range(len(tags)), key=lambda i: (-tags[i]["bytes"], i))
+    for args, top in (([], 50), (["--top", "3"], 3), (["-n", "3"], 3)):
+        keep = {pkey(tags[i]) for i in order[:top]}
+        rc, out, _ = run(["export", "-q"] + args + ["-f", path])
+        names = {(prom_unescape(m.group(1)), int(m.group(2)), prom_unescape(m.group(4)), prom_unescape(m.group(3)))
+                 for m in re.finditer(r'^allocinfo_bytes\{file="((?:[^"\\]|\\.)*)",line="(\d+)",'
+                                      r'func="((?:[^"\\]|\\.)*)",module="((?:[^"\\]|\\.)*)"', out, re.M)}
+        other = re.search(r"^allocinfo_other_bytes (-?\d+)$", out, re.M)
+        want_other = clamp(sum(tags[i]["bytes"] for i in order[top:]))
+        ok(rc in (0, 3) and names == keep and other and int(other.group(1)) == want_other,
+           "%s: export %s: the %d largest of %d tags, the rest (%d bytes) in allocinfo_other_bytes"
+           % (rel, " ".join(args) or "(default)", len(keep), len(tags), want_other),
+           "series %d, want %d; other %s\n%s" % (len(names), len(keep), other and other.group(1), out[:800]))
+
     # export prometheus --by module|subsys|file: one series per group,
     # no line label; -n N: the N largest, the rest in allocinfo_other_bytes
     for by, keyf in (("module", lambda t: t["module"] or "vmlinux"),
@@ -389,7 +407,7 @@ def check_sample(path):
             g[2] += t["bytes"] if t["inaccurate"] else 0
             g[3] += t["bytes"] if expected(t) else 0
             g[4] += 1
-        rc, out, _ = run(["export", "-q", "--by", by, "-f", path])
+        rc, out, _ = run(["export", "-q", "--by", by, "--all", "-f", path])
         got, plain, okfmt = {}, {}, True
         for line in out.splitlines():
             if line.startswith("#"):

@@ -59,8 +59,8 @@ want=$(awk '{ s += $1 } END { printf "%d\n", s }' "$T/want")
 got=$("$AI" top -f "$T/snap" --bytes -n 1 | awk '/total of/ { print $1 }')
 check "top's total is awk's sum ($want bytes)" "$want" "$got"
 
-# 2. export --format=prometheus of the snapshot
-"$AI" export --format=prometheus -f "$T/snap" > "$T/prom"
+# 2. export --format=prometheus of the snapshot, every tag (--all)
+"$AI" export --format=prometheus --all -f "$T/snap" > "$T/prom"
 check "export --format=prometheus exits 0" 0 $?
 awk '
 # the value of label NAME="..." in s, backslash escapes undone
@@ -120,7 +120,7 @@ if [ "$lt" -ge $((st - 50)) ] && [ "$lt" -le $((st + 50)) ]; then
 else
 	nok "the live file has about as many tags as the snapshot" "$lt vs $st"
 fi
-"$AI" export --format=prometheus $live > "$T/lprom"
+"$AI" export --format=prometheus --all $live > "$T/lprom"
 check "live prometheus export exits 0" 0 $?
 check "live export: one series per tag line" "$lt" "$(grep -c '^allocinfo_bytes{' "$T/lprom")"
 
