@@ -30,27 +30,13 @@ import subprocess
 import sys
 import tempfile
 
+from tap import finish, ok
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = sys.argv[1]
 SAMPLE = os.path.join(HERE, "samples", "linux-6.12-x86_64.txt")
 GRACE, RECENT = 3600, 7200	# report leaks' defaults, as documented
 EXIT_FOUND = 4
-
-n_test = 0
-n_fail = 0
-
-
-def ok(cond, name, detail=""):
-    global n_test, n_fail
-    n_test += 1
-    if cond:
-        print("ok %d - %s" % (n_test, name))
-    else:
-        n_fail += 1
-        print("not ok %d - %s" % (n_test, name))
-        for line in str(detail).splitlines()[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
 
 
 def run(args):
@@ -263,5 +249,4 @@ try:
        "allocinfo_leak_stopped_bytes{" in out, "prometheus: the stopped leak and its bytes", out)
 finally:
     shutil.rmtree(W)
-print("# %d tests, %d failed" % (n_test, n_fail))
-sys.exit(1 if n_fail else 0)
+sys.exit(finish())

@@ -19,6 +19,8 @@ import re
 import subprocess
 import sys
 
+from tap import finish, ok
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = sys.argv[1]
 ASAN = sys.argv[2] if len(sys.argv) > 2 else None
@@ -26,21 +28,6 @@ STATIC = sys.argv[3] if len(sys.argv) > 3 else None
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 UINT64_MAX = (1 << 64) - 1
 UINT32_MAX = (1 << 32) - 1
-
-n_test = 0
-n_fail = 0
-
-
-def ok(cond, name, detail=""):
-    global n_test, n_fail
-    n_test += 1
-    if cond:
-        print("ok %d - %s" % (n_test, name))
-    else:
-        n_fail += 1
-        print("not ok %d - %s" % (n_test, name))
-        for line in str(detail).splitlines()[:30]:
-            print("#   " + line)
 
 
 def run(args, binary=None, stdin=None):
@@ -535,8 +522,7 @@ def main():
     a = run(["export", "-F", "csv", "-f", p])
     b = run(["export", "-F", "csv", "-f", "-"], stdin=data)
     ok(a == b, "-f - reads stdin like a file")
-    print("# %d tests, %d failed" % (n_test, n_fail))
-    return 1 if n_fail else 0
+    return finish()
 
 
 if __name__ == "__main__":

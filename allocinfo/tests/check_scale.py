@@ -21,23 +21,13 @@ import sys
 import tempfile
 import time
 
+from tap import finish, ok
+
 BIN, PLOT = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None
 N = int(os.environ.get("SCALE_SNAPSHOTS", "10000"))
 LIMIT = float(os.environ.get("SCALE_PRUNE_LIMIT", "5"))
 NTAGS, T0, DT, CHUNK = 7000, 1600000000, 300, 200
 LEAK_RATE = 100		# bytes/s, the second kernel's tag 0
-n_test = n_fail = 0
-
-
-def ok(cond, name, detail=""):
-    global n_test, n_fail
-    n_test += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", n_test, name))
-    if not cond:
-        n_fail += 1
-        for line in str(detail).splitlines()[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
 
 
 def timed(args):
@@ -138,5 +128,4 @@ try:
        str(got[:5]))
 finally:
     shutil.rmtree(W)
-print("# %d tests, %d failed" % (n_test, n_fail))
-sys.exit(1 if n_fail else 0)
+sys.exit(finish())
