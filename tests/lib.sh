@@ -104,6 +104,17 @@ site_line() {
 # tag_line TEXT LINE: the allocinfo line of pftag_pages.c:LINE in TEXT.
 tag_line() { awk -v l="pftag_pages.c:$2" '$3 ~ "/" l "$" || $3 == l' <<< "$1"; }
 
+# mode_append MODE [STATE]: the boot argument that selects page tag
+# storage MODE (flags, the default: none; page_ext) with profiling in
+# STATE (1, the default, or 0: allowed and off).
+mode_append() {
+	case $1 in
+	flags) [ "${2:-1}" = 1 ] || echo "sysctl.vm.mem_profiling=$2" ;;
+	page_ext) echo "sysctl.vm.mem_profiling=${2:-1},page_ext" ;;
+	*) echo "mode_append: no page tag storage mode '$1' (flags or page_ext)" >&2; return 1 ;;
+	esac
+}
+
 # Warnings a guest shows that are not the profiling's: x86's topology
 # check at boot, when QEMU's two nodes interleave the CPUs.
 QEMU_TOPOLOGY_WARNING='smpboot.c:[0-9]+ topology_sane'

@@ -36,8 +36,7 @@ echo '== reloaded'; grep '\\[pftag_pages\\]' /proc/allocinfo
 echo '== end'"
 
 for mode in flags page_ext; do
-	append=""
-	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	append=$(mode_append "$mode")
 
 	if guest profiling "$o/compact-$mode" "$append" "$compact"; then
 		f=$o/compact-$mode/out.log
@@ -71,8 +70,7 @@ echo 1 > /sys/kernel/debug/pftag_pages/free_shared
 echo '== freed'; grep '\\[pftag_pages\\]' /proc/allocinfo
 echo '== end'"
 for mode in flags page_ext; do
-	append=""
-	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	append=$(mode_append "$mode")
 	guest "$id" "$o/shared-$mode" "$append" "$shared" || continue
 	f=$o/shared-$mode/out.log
 	eq "$mode: orders 1, 1, 2, 3 charged to pftag_pages.c:$lineN" "$(((2 * 2 + 4 + 8) * 4096)) 4" \

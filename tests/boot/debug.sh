@@ -27,8 +27,7 @@ echo '== freed'; grep '\\[pftag_pages\\]' /proc/allocinfo || true
 echo '== end'"
 
 for mode in flags page_ext; do
-	append=""
-	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	append=$(mode_append "$mode")
 	guest "$id" "$o/$mode" "$append" "$script" || continue
 	f=$o/$mode/out.log
 	eq "$mode: storage" "$([ $mode = flags ] && echo 1 || echo 0)" "$(section compressed "$f")"

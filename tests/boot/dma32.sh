@@ -28,8 +28,7 @@ echo '== report'; dmesg | grep -A3 'Unexpected gfp' || true
 echo '== end'
 "
 for mode in flags page_ext; do
-	append=""
-	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	append=$(mode_append "$mode")
 	guest profiling+debug "$o/$mode" "$append" "$script" || continue
 	f=$o/$mode/out.log
 	eq "$mode: fail_page_alloc fails the loader's non-sleeping allocations" "100 Y" "$(section faults "$f" | tr '\n' ' ' | sed 's/ $//')"

@@ -151,8 +151,7 @@ echo '== negative'; awk 'NR > 2 && (\$1 < 0 || \$2 < 0)' /proc/allocinfo
 echo '== end'"
 
 for mode in flags page_ext; do
-	append=""
-	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	append=$(mode_append "$mode")
 	guest "$id" "$o/$mode" "$append" "$script" || continue
 	f=$o/$mode/out.log
 	b=$(section boot "$f")

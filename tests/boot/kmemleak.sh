@@ -39,8 +39,7 @@ echo 1 > /sys/kernel/debug/pftag_slab/free
 rmmod pftag_slab"
 
 for mode in flags page_ext; do
-	append="kmemleak=on kunit.enable=1 kunit.filter_glob=pgalloc_tag.module_table_grow_release"
-	[ $mode = flags ] || append="$append sysctl.vm.mem_profiling=1,page_ext"
+	append="kmemleak=on kunit.enable=1 kunit.filter_glob=pgalloc_tag.module_table_grow_release $(mode_append "$mode")"
 	guest "$id" "$o/$mode" "$append" "$script" || continue
 	f=$o/$mode/out.log
 	eq "$mode: kmemleak is on and scans" scanned "$(section scan "$f")"

@@ -28,8 +28,7 @@ echo 0 > /proc/sys/vm/nr_hugepages
 echo '== end'
 "
 for mode in flags page_ext; do
-	append="hugetlb_free_vmemmap=on"
-	[ $mode = flags ] || append="$append sysctl.vm.mem_profiling=1,page_ext"
+	append="hugetlb_free_vmemmap=on $(mode_append "$mode")"
 	guest profiling "$o/$mode" "$append" "$script" || continue
 	f=$o/$mode/out.log
 	eq "$mode: hugetlb's vmemmap is optimised" 1 "$(section hvo "$f")"

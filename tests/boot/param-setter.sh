@@ -23,8 +23,7 @@ echo '== console-warnings'; dmesg | grep -E 'WARNING|BUG:|got no page index' || 
 echo '== end'"
 
 for mode in flags page_ext; do
-	append=
-	[ "$mode" = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	append=$(mode_append "$mode")
 	o=$BUILD/test/param-setter/$mode
 	guest profiling "$o" "$append" "$script" || continue
 	f=$o/out.log

@@ -20,8 +20,7 @@ ALLOC_TAG_STRESS=$seconds /opt/pftag/bin/alloc_tag_stress_test -t stress
 echo '== end'
 "
 for mode in flags page_ext; do
-	append=""
-	[ $mode = flags ] || append="sysctl.vm.mem_profiling=1,page_ext"
+	append=$(mode_append "$mode")
 	if ! err=$("$TOP/scripts/boot.sh" -k "$id" -m 1G -n 2 -c 2 -t $((seconds * 4 + 300)) \
 		-o "$o/$mode" -q -a "$append" "$script" 2>&1); then
 		fail "$mode: the stress run gets to the end" "$err"

@@ -34,8 +34,7 @@ echo '== warnings'; dmesg | grep -E 'WARNING|BUG:|Oops' | grep -vE '$QEMU_TOPOLO
 echo '== end'
 "
 for mode in flags page_ext; do
-	append="sysctl.vm.mem_profiling=0"
-	[ $mode = flags ] || append="sysctl.vm.mem_profiling=0,page_ext"
+	append=$(mode_append "$mode" 0)
 	guest profiling "$o/$mode" "$append" "$script" || continue
 	f=$o/$mode/out.log
 	eq "$mode: booted off, switched on" "0 1" "$(section before "$f") $(section after "$f")"
