@@ -455,8 +455,8 @@ static void slab_object_tag(struct kunit *test)
 	struct slab_tag_block *block;
 	struct slab *slab;
 	unsigned long idx;
-	unsigned int line;
-	void *obj;
+	unsigned int line, tries = 0;
+	void *obj, *pin;
 
 	if (!mem_alloc_profiling_enabled())
 		kunit_skip(test, "memory allocation profiling is off");
@@ -484,12 +484,31 @@ static void slab_object_tag(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, tag);
 	KUNIT_EXPECT_EQ(test, tag->ct.lineno, line);
 	KUNIT_EXPECT_STREQ(test, tag->ct.function, "slab_object_tag");
-	c1 = alloc_tag_read(tag);
 
+	/*
+	 * The free clears the slot (an allocation that writes none must find
+	 * no tag there). Another object of the slab keeps it, and its block,
+	 * from being freed with the object.
+	 */
+	do {
+		pin = kmem_cache_alloc(cache, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pin);
+		if (virt_to_slab(pin) == slab)
+			break;
+		kmem_cache_free(cache, pin);
+	} while (++tries < 64);
+	KUNIT_ASSERT_PTR_EQ_MSG(test, virt_to_slab(pin), slab,
+				"no second object from the slab in 64 tries");
+	c1 = alloc_tag_read(tag);
 	kmem_cache_free(cache, obj);
 	c2 = alloc_tag_read(tag);
 	KUNIT_EXPECT_EQ(test, c1.calls - c2.calls, 1);
 	KUNIT_EXPECT_EQ(test, c1.bytes - c2.bytes, cache->size);
+	KUNIT_EXPECT_EQ_MSG(test, __slab_tag_idx_load(block, obj_to_index(cache, slab, obj),
+						      static_branch_unlikely(&alloc_tag_slab_wide)),
+			    ALLOC_TAG_IDX_NONE, "the free left a tag in the object's slot");
+	kmem_cache_free(cache, pin);
+	c2 = alloc_tag_read(tag);
 
 	/* Charged again at the same site: the counters move by as much. */
 	c0 = c2;
@@ -501,6 +520,56 @@ static void slab_object_tag(struct kunit *test)
 	c2 = alloc_tag_read(tag);
 	KUNIT_EXPECT_EQ(test, c2.calls, c0.calls);
 	KUNIT_EXPECT_EQ(test, c2.bytes, c0.bytes);
+	kmem_cache_destroy(cache);
+}
+
+/*
+ * A linear overflow of a slab's last object reaches the slab's tag block
+ * in its leftover space: the slab's address first, then memcg's word. At
+ * the slab's free the address is found wrong: a warning names the cache
+ * (kunit.sh checks it), and memcg's code is not left to kfree() what the
+ * overflow wrote there. The object is freed before the overflow, which
+ * would misdirect the slot of every later allocation or free of the slab:
+ * the check at the slab's free only limits the damage (kernels with
+ * CONFIG_SLAB_FREELIST_HARDENED keep no block in a slab).
+ */
+static void slab_block_overflow(struct kunit *test)
+{
+	struct kmem_cache *cache;
+	struct slab_tag_block *block;
+	struct slab *slab;
+	char *end;
+	void *obj;
+
+	if (!mem_alloc_profiling_enabled())
+		kunit_skip(test, "memory allocation profiling is off");
+	if (IS_ENABLED(CONFIG_KASAN) || IS_ENABLED(CONFIG_KMSAN) ||
+	    IS_ENABLED(CONFIG_SLAB_FREELIST_HARDENED))
+		kunit_skip(test, "this build keeps tag blocks out of slabs");
+	/* 20 objects in an order-0 slab, 96 bytes left for a block of 56 */
+	cache = kmem_cache_create("pgalloc_tag_overflow", 200, 0, SLAB_NO_MERGE, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, cache);
+	if (cache->flags & SLAB_DEBUG_FLAGS) {
+		kmem_cache_destroy(cache);
+		kunit_skip(test, "slub_debug keeps tag blocks out of slabs");
+	}
+	do {
+		obj = kmem_cache_alloc(cache, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, obj);
+		if (!is_kfence_address(obj))
+			break;
+		kmem_cache_free(cache, obj);
+	} while (1);
+	slab = virt_to_slab(obj);
+	block = slab_tag_block_of(READ_ONCE(slab->obj_exts));
+	KUNIT_ASSERT_NOT_NULL(test, block);
+	KUNIT_ASSERT_TRUE_MSG(test, (void *)block > slab_address(slab) &&
+			      (void *)block < slab_address(slab) + slab_size(slab),
+			      "the slab's tag block is not in its leftover space");
+	kmem_cache_free(cache, obj);
+
+	end = slab_address(slab) + slab->objects * cache->size;
+	memset(end, 0x5a, (char *)block->idx16 - end);
 	kmem_cache_destroy(cache);
 }
 
@@ -675,6 +744,7 @@ static struct kunit_case pgalloc_tag_test_cases[] = {
 	KUNIT_CASE(slab_slot_width),
 	KUNIT_CASE(slab_obj_index_mult),
 	KUNIT_CASE(slab_object_tag),
+	KUNIT_CASE(slab_block_overflow),
 	KUNIT_CASE(kmalloc_dma_first),
 	KUNIT_CASE(slab_dma32_blocks),
 	KUNIT_CASE(slab_kfence_untaggable),

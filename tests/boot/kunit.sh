@@ -8,8 +8,9 @@
 # and say why: the page_ext slot's in page-flags mode, the DMA ones where
 # the build has no such zone (the test kernels have no ZONE_DMA, the
 # layout's has), kfence's where kfence is off (every run but the kfence
-# one). No run may show kmalloc's "Unexpected gfp" report
-# (slab_dma32_blocks provokes the path).
+# one), the overflow one where tag blocks stay out of slabs. No run may
+# show kmalloc's "Unexpected gfp" report (slab_dma32_blocks provokes the
+# path); every run of slab_block_overflow shows its warning, once.
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/kunit
 kunit=$BUILD/linux/tools/testing/kunit/kunit.py
@@ -59,9 +60,20 @@ skips() {
 expected_skips() {
 	local cfg=$BUILD/obj/$1/.config
 	[ "$2" = 1 ] && echo "page_ext_slot # SKIP page tags are kept in page flags on this boot"
+	grep -qE '^CONFIG_(KASAN|KMSAN|SLAB_FREELIST_HARDENED)=y' "$cfg" &&
+		echo "slab_block_overflow # SKIP this build keeps tag blocks out of slabs"
 	grep -q '^CONFIG_ZONE_DMA=y' "$cfg" || echo "kmalloc_dma_first # SKIP this config has no ZONE_DMA"
 	grep -q '^CONFIG_ZONE_DMA32=y' "$cfg" || echo "slab_dma32_blocks # SKIP this config has no ZONE_DMA32"
 	[ "$3" = 1 ] || echo "slab_kfence_untaggable # SKIP kfence is off on this boot (needs kfence.sample_interval=1)"
+}
+# overflow_warned NAME: slab_block_overflow's overwritten block was found
+# at its slab's free, once, naming the cache (where the case ran).
+overflow_warned() {
+	local n
+	grep -q 'ok [0-9]* slab_block_overflow # SKIP' "$o/$1/console.log" 2> /dev/null && return
+	n=$(grep -c "pgalloc_tag_overflow: a slab's tag block was overwritten past its last object" \
+		"$o/$1/console.log" 2> /dev/null)
+	eq "$1: the overwritten tag block is reported once at its slab's free" 1 "${n:-0}"
 }
 # no_gfp_report NAME: no slab metadata asked kmalloc for a zone.
 no_gfp_report() {
@@ -76,7 +88,9 @@ eq "page-flags mode: only the cases whose subject is missing skip, with the reas
 eq "page_ext mode: only the cases whose subject is missing skip" \
 	"$(expected_skips profiling 0 0)" "$(skips page_ext)"
 no_gfp_report flags
+overflow_warned flags
 no_gfp_report page_ext
+overflow_warned page_ext
 
 # kfence serving what it can: the kfence case runs.
 if err=$(build_profiling debug); then
@@ -84,6 +98,7 @@ if err=$(build_profiling debug); then
 	eq "kfence: only the cases whose subject is missing skip" \
 		"$(expected_skips profiling+debug 1 1)" "$(skips kfence)"
 	no_gfp_report kfence
+	overflow_warned kfence
 else
 	fail "kfence: the debug build (FRAGMENTS=debug) builds" "$err"
 fi
@@ -99,5 +114,6 @@ for l in $LAYOUTS; do
 	eq "layout-$l: only the cases whose subject is missing skip" \
 		"$(expected_skips "$(layout_id "$l")" 0 0)" "$(skips "layout-$l")"
 	no_gfp_report "layout-$l"
+	overflow_warned "layout-$l"
 done
 done_testing
