@@ -59,7 +59,7 @@ static const void *edge_idx_gen_params(const void *prev, char *desc)
 static void idx_round_trip(struct kunit *test)
 {
 	const unsigned long *idx = test->param_value;
-	static const unsigned long patterns[] = { 0UL, ~0UL, 0xa5a5a5a5a5a5a5a5UL };
+	static const unsigned long patterns[] = { 0UL, ~0UL, ~0UL / 0xff * 0xa5 };
 	struct page *page;
 	int i;
 
@@ -298,12 +298,16 @@ static const unsigned int capacity_bits[] = {
 	19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
 };
 
-static void capacity_bits_desc(const unsigned int *bits, char *desc)
+/* The widths an index can have here: up to a word (a 32-bit page_ext slot). */
+static const void *capacity_bits_gen_params(const void *prev, char *desc)
 {
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u bits", *bits);
-}
+	const unsigned int *bits = prev ? (const unsigned int *)prev + 1 : capacity_bits;
 
-KUNIT_ARRAY_PARAM(capacity_bits, capacity_bits, capacity_bits_desc);
+	if (bits >= capacity_bits + ARRAY_SIZE(capacity_bits) || *bits > BITS_PER_LONG)
+		return NULL;
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u bits", *bits);
+	return bits;
+}
 
 /*
  * With b bits, the largest tag index (capacity + 1, the indices starting
@@ -420,12 +424,12 @@ static void slab_obj_index_mult(struct kunit *test)
 	for (size = 8; size <= 8192; size += 8) {
 		if (!slab_obj_index_ok(test, size, 0, (PAGE_SIZE << 3) / size - 1))
 			return;
-		n = largest / size;
+		n = div_u64(largest, size);
 		if (!slab_obj_index_ok(test, size, n - 16, n - 1))
 			return;
 	}
 	for (i = 0; i < ARRAY_SIZE(big); i++) {
-		n = largest / big[i];
+		n = div_u64(largest, big[i]);
 		if (!slab_obj_index_ok(test, big[i], n > 16 ? n - 16 : 0, n - 1))
 			return;
 	}
@@ -521,6 +525,66 @@ static void slab_object_tag(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c2.calls, c0.calls);
 	KUNIT_EXPECT_EQ(test, c2.bytes, c0.bytes);
 	kmem_cache_destroy(cache);
+}
+
+/*
+ * A tag block in a slab's leftover space starts where slab->obj_exts can
+ * carry it with its flag bits: its address leaves OBJEXTS_FLAGS_MASK
+ * clear, whatever the objects end on (ARCH_SLAB_MINALIGN, by default
+ * __alignof__(unsigned long long), is 8 on x86 but below 8 where a 32-bit
+ * architecture aligns u64 to 4 or 2, under OBJEXTS_TAG_BLOCK with memcg),
+ * and the charge of an object lands in it. Object sizes of 100 to 160
+ * bytes in steps of 4; the case says how many blocks followed objects
+ * that end off the flags' alignment.
+ */
+static void slab_block_flag_bits(struct kunit *test)
+{
+	unsigned int size, in_slab = 0, unaligned_end = 0;
+
+	if (!mem_alloc_profiling_enabled())
+		kunit_skip(test, "memory allocation profiling is off");
+	for (size = 100; size <= 160; size += 4) {
+		struct slab_tag_block *block;
+		struct kmem_cache *cache;
+		struct alloc_tag *tag;
+		struct slab *slab;
+		unsigned long end, idx;
+		void *obj, *start;
+
+		cache = kmem_cache_create("pgalloc_tag_flag_bits", size, 0, SLAB_NO_MERGE, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, cache);
+		do {
+			obj = kmem_cache_alloc(cache, GFP_KERNEL);
+			KUNIT_ASSERT_NOT_NULL(test, obj);
+			if (!is_kfence_address(obj))
+				break;
+			kmem_cache_free(cache, obj);
+		} while (1);
+		slab = virt_to_slab(obj);
+		block = slab_tag_block_of(READ_ONCE(slab->obj_exts));
+		KUNIT_ASSERT_NOT_NULL(test, block);
+		KUNIT_EXPECT_EQ_MSG(test, (unsigned long)block & OBJEXTS_FLAGS_MASK, 0UL,
+				    "size %u: the tag block's address carries flag bits", size);
+		start = slab_address(slab);
+		end = slab->objects * cache->size;
+		if ((void *)block > start && (void *)block < start + slab_size(slab)) {
+			in_slab++;
+			KUNIT_EXPECT_GE(test, (unsigned long)((void *)block - start), end);
+			if (end & OBJEXTS_FLAGS_MASK)
+				unaligned_end++;
+		}
+		idx = __slab_tag_idx_load(block, obj_to_index(cache, slab, obj),
+					  static_branch_unlikely(&alloc_tag_slab_wide));
+		tag = alloc_tag_from_idx(idx);
+		KUNIT_EXPECT_NOT_NULL_MSG(test, tag, "size %u: the object's slot holds no tag",
+					  size);
+		if (tag)
+			KUNIT_EXPECT_STREQ(test, tag->ct.function, "slab_block_flag_bits");
+		kmem_cache_free(cache, obj);
+		kmem_cache_destroy(cache);
+	}
+	kunit_info(test, "%u of %u blocks in their slab, %u past objects that end off the flags' alignment\n",
+		   in_slab, (160 - 100) / 4 + 1, unaligned_end);
 }
 
 /*
@@ -744,6 +808,7 @@ static struct kunit_case pgalloc_tag_test_cases[] = {
 	KUNIT_CASE(slab_slot_width),
 	KUNIT_CASE(slab_obj_index_mult),
 	KUNIT_CASE(slab_object_tag),
+	KUNIT_CASE(slab_block_flag_bits),
 	KUNIT_CASE(slab_block_overflow),
 	KUNIT_CASE(kmalloc_dma_first),
 	KUNIT_CASE(slab_dma32_blocks),
