@@ -4,8 +4,19 @@
 SHELL := /bin/bash
 CONFIG ?= profiling
 FRAGMENTS ?=
-ID := $(CONFIG)$(foreach f,$(FRAGMENTS),+$(basename $(notdir $(f))))
+# ARCH=i386: the kernels are built for 32-bit x86 and boot in
+# qemu-system-i386 (scripts/lib.sh); run, test, build, boot, initramfs
+# and deps take it, make test runs the tests that are not x86_64's alone.
+ARCH_FRAG := $(if $(filter-out x86_64,$(ARCH)),+arch-$(ARCH))
+ID := $(CONFIG)$(foreach f,$(FRAGMENTS),+$(basename $(notdir $(f))))$(ARCH_FRAG)
 export V FRAGMENTS
+# Targets that build or measure x86_64 kernels only.
+X86_ONLY := bench mm-selftests stress check-bisect
+ifneq ($(ARCH_FRAG),)
+ifneq ($(filter $(X86_ONLY),$(MAKECMDGOALS)),)
+$(error make $(filter $(X86_ONLY),$(MAKECMDGOALS)) is for x86_64 only, not ARCH=$(ARCH): drop ARCH=, or use make run/test/build/boot ARCH=$(ARCH))
+endif
+endif
 
 # Guest options of `make boot`, passed to scripts/boot.sh as they are.
 export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
@@ -15,6 +26,7 @@ export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
 	@echo 'make test         every test; prints "N passed, N failed", non-zero on failure;'
+	@echo '                  ARCH=i386: the tests that are not x86_64 only, on 32-bit x86 kernels'
 	@echo '                  LAYOUTS="debian nine" adds the 9-bit page->flags layout (one more build)'
 	@echo 'make boot CMD=... run CMD in a guest; APPEND= MEM= CPUS= NUMA= TIMEOUT= ICOUNT=1'
 	@echo '                  CONFIG= FRAGMENTS= select the kernel (default: profiling)'

@@ -110,13 +110,17 @@ fi
 
 obj=$BUILD/obj/$KERNEL
 kernel=$obj/arch/x86/boot/bzImage
+# The QEMU of the build's architecture (scripts/lib.sh): an i386 build
+# boots in qemu-system-i386, on the same "pc" machine.
+arch=$(build_arch "$obj/.config")
+qemu_bin=$(arch_qemu "$arch")
 if [ "$DRYRUN" != 1 ]; then
 	[ -f "$obj/.pftag-built" ] && [ -f "$kernel" ] ||
 		die "kernel build '$KERNEL' is missing (no $kernel)" "run 'make build CONFIG=${KERNEL%%+*}'"
 	[ -f "$obj/initramfs.cpio" ] || "$TOP/scripts/initramfs.sh" "$KERNEL"
 	[ -z "$EXTRA_INITRD" ] || [ -f "$EXTRA_INITRD" ] ||
 		die "extra initramfs archive '$EXTRA_INITRD' does not exist" "build it first or drop -x"
-	command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 is not installed" "run 'make deps' (as root)"
+	command -v "$qemu_bin" > /dev/null || die "$qemu_bin is not installed" "run 'make deps' (as root)"
 	[ -z "$PLUGIN_ON" ] || "$TOP/scripts/qemu-plugin.sh"
 fi
 
@@ -126,7 +130,12 @@ fi
 # time, CONFIG_JUMP_LABEL=y), and the guest died with "Oops: int3".
 accel=$ACCEL
 [ "$ACCEL" != tcg ] || accel=tcg,thread=single
-qemu=(qemu-system-x86_64 -machine pc -accel "$accel" -cpu max -m "$mem_arg" -smp "$CPUS"
+# -cpu max says "AuthenticAMD" under TCG, and a 32-bit kernel warns
+# that its family and model are "not suitable for SMP" (an Athlon check):
+# an i386 guest's CPU says Intel instead.
+cpu=max
+[ "$arch" != i386 ] || cpu=max,vendor=GenuineIntel
+qemu=("$qemu_bin" -machine pc -accel "$accel" -cpu "$cpu" -m "$mem_arg" -smp "$CPUS"
 	-nodefaults -display none -no-reboot
 	-kernel "$kernel" -initrd "$OUT/initrd.cpio"
 	-serial "file:$OUT/console.log" -serial "file:$OUT/out.log" -serial "file:$OUT/status"

@@ -9,7 +9,8 @@
 # in the guest names the build that booted. BUILD_ID=... names the build
 # directory instead; CONFIG_CHECK=warn builds even when a requested option
 # does not exist (for trees in the middle of the series); TEST_MODULES=0
-# skips the project's test modules (tests/modules).
+# skips the project's test modules (tests/modules). ARCH=i386 builds for
+# 32-bit x86 (scripts/lib.sh): the fragment arch-i386 comes last.
 STEP=build
 . "$(dirname "$0")/lib.sh"
 
@@ -23,7 +24,7 @@ frag_path() {
 	esac
 }
 frags=()
-for f in base mm "$name" $FRAGMENTS; do
+for f in base mm "$name" $FRAGMENTS $(arch_frag); do
 	p=$(frag_path "$f")
 	[ -f "$p" ] || die "config fragment $p does not exist" \
 		"use one of: $(cd "$TOP/scripts/config" && ls *.config | sed 's/\.config$//' | tr '\n' ' ')"
@@ -49,8 +50,14 @@ if ! flock -n 9; then
 	flock 9
 fi
 
+# kbuild's ARCH, always given: a make run as `make test ARCH=i386` has
+# ARCH in its environment too.
+case $PFTAG_ARCH in
+i386) karch=i386 ;;
+*) karch=x86 ;;
+esac
 kmake() {
-	make -C "$TREE" O="$obj" -j"$(nproc)" CC="ccache gcc" HOSTCC="ccache gcc" \
+	make -C "$TREE" O="$obj" ARCH="$karch" -j"$(nproc)" CC="ccache gcc" HOSTCC="ccache gcc" \
 		KBUILD_BUILD_TIMESTAMP="2024-11-17 00:00:00 UTC" KBUILD_BUILD_USER=pftag \
 		KBUILD_BUILD_HOST=build LOCALVERSION= ${V:+V=$V} "$@"
 }

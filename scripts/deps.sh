@@ -24,10 +24,41 @@ pkgs=(
 	gnuplot-nox		# the plot of make bench
 )
 missing=()
+# arch_deps: for ARCH other than x86_64 (scripts/lib.sh), Debian's
+# busybox-static of that architecture, unpacked under build/deps (the
+# host's own busybox-static stays), through dpkg's multiarch: the
+# architecture is added to dpkg's list once, and the package list
+# updated then.
+arch_deps() {
+	local a=$PFTAG_ARCH dir deb
+	[ "$a" != x86_64 ] || return 0
+	dir=$BUILD/deps/busybox-static-$a
+	[ ! -x "$dir/bin/busybox" ] || return 0
+	[ "$(id -u)" = 0 ] || die "ARCH=$a needs Debian's busybox-static:$a" "run 'make deps ARCH=$a' as root"
+	if ! dpkg --print-foreign-architectures | grep -qx "$a"; then
+		note "adding $a to dpkg's architectures, for busybox-static:$a"
+		dpkg --add-architecture "$a" && apt-get update > "$BUILD/deps.log" 2>&1 ||
+			die "apt-get update with the $a architecture failed (log: $BUILD/deps.log)" \
+				"check the apt sources and the network, then run 'make deps ARCH=$a' again"
+	fi
+	rm -rf "$BUILD/deps/dl"
+	mkdir -p "$BUILD/deps/dl"
+	(cd "$BUILD/deps/dl" && apt-get download "busybox-static:$a") > "$BUILD/deps.log" 2>&1 || {
+		apt-get update > /dev/null 2>&1 || true
+		(cd "$BUILD/deps/dl" && apt-get download "busybox-static:$a") > "$BUILD/deps.log" 2>&1
+	} || die "apt-get could not download busybox-static:$a (log: $BUILD/deps.log)" \
+		"check the apt sources and the network, then run 'make deps ARCH=$a' again"
+	deb=$(ls "$BUILD"/deps/dl/busybox-static_*_"$a".deb)
+	rm -rf "$dir"
+	dpkg-deb -x "$deb" "$dir.new" && mv "$dir.new" "$dir" ||
+		die "could not unpack $deb" "check the free disk space, then run 'make deps ARCH=$a' again"
+	rm -rf "$BUILD/deps/dl"
+	note "busybox for $a guests: ${dir#"$TOP"/}/bin/busybox"
+}
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -gt 0 ] || exit 0
+[ ${#missing[@]} -gt 0 ] || { arch_deps; exit 0; }
 note "installing: ${missing[*]}"
 [ "$(id -u)" = 0 ] || die "missing Debian packages: ${missing[*]}" "run 'make deps' as root, or apt-get install them"
 export DEBIAN_FRONTEND=noninteractive
@@ -36,3 +67,4 @@ apt-get install -y --no-install-recommends "${missing[@]}" > "$BUILD/deps.log" 2
 	apt-get install -y --no-install-recommends "${missing[@]}" > "$BUILD/deps.log" 2>&1
 } || die "apt-get could not install ${missing[*]} (log: $BUILD/deps.log)" \
 	"check the apt sources and the network, then run 'make deps' again"
+arch_deps

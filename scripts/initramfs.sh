@@ -4,22 +4,27 @@
 # config makes =m, such as CONFIG_TEST_ALLOC_TAG's, stripped, under
 # /lib/modules/RELEASE with their modules.dep, for modprobe), and the
 # project's guest files and out-of-tree test modules under /opt/pftag.
-# Written to build/obj/ID/initramfs.cpio.
+# Written to build/obj/ID/initramfs.cpio. A build for another
+# architecture than x86_64 gets that architecture's busybox, and not the
+# static x86_64 programs of build/guest (allocinfo, the kselftest's).
 STEP=initramfs
 . "$(dirname "$0")/lib.sh"
 
 id=${1:?usage: initramfs.sh ID}
 obj=$BUILD/obj/$id
 [ -f "$obj/.pftag-built" ] || die "build/obj/$id is not built" "run 'make build CONFIG=${id%%+*}'"
-busybox=${BUSYBOX:-/bin/busybox}
-file -L "$busybox" | grep -q 'statically linked' ||
-	die "$busybox is not a static busybox" "install Debian's busybox-static (make deps)"
+arch=$(build_arch "$obj/.config")
+busybox=${BUSYBOX:-$(arch_busybox "$arch")}
+[ -f "$busybox" ] && file -L "$busybox" | grep -q 'statically linked' ||
+	die "$busybox is not a static busybox" "install Debian's busybox-static (make deps${arch:+ ARCH=$arch})"
 
 root=$obj/initramfs.d
 rm -rf "$root" "$obj/initramfs.cpio"
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,etc,opt/pftag/bin}
 cp "$busybox" "$root/bin/busybox"
-for applet in $("$busybox" --list-full); do
+# The applets of the host's busybox: the same Debian version, and the
+# guest's may not run here.
+for applet in $(/bin/busybox --list-full); do
 	[ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
 done
 install -m 755 "$TOP/scripts/guest/init" "$root/init"
@@ -28,7 +33,9 @@ install -m 755 "$TOP/scripts/guest/init" "$root/init"
 [ ! -d "$obj/modroot/lib" ] || cp -a "$obj/modroot/lib" "$root/"
 find "$root/lib/modules" -maxdepth 2 -type l \( -name build -o -name source \) -delete 2> /dev/null || true
 # Guest-side scripts and static test programs of the project.
-for d in "$TOP/scripts/guest" "$BUILD/guest"; do
+guest_bins=$BUILD/guest
+[ "$arch" = x86_64 ] || guest_bins=
+for d in "$TOP/scripts/guest" $guest_bins; do
 	[ -d "$d" ] || continue
 	find "$d" -maxdepth 1 -type f ! -name init -exec cp {} "$root/opt/pftag/bin/" \;
 done

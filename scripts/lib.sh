@@ -74,10 +74,52 @@ series_patches() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$1"
 }
 
-# The build directory name of config NAME with extra FRAGMENTS.
+# The architecture the kernels are built for: ARCH=x86_64 (the default,
+# what the series is made and measured on) or i386 (32-bit x86: a 4-byte
+# word, slab objects aligned to 4). A build for another architecture is
+# the build of the same config with the fragment arch-ARCH last
+# (scripts/config/arch-ARCH.config), in a build directory of its own.
+PFTAG_ARCH=${ARCH:-x86_64}
+ARCHES="x86_64 i386"
+case " $ARCHES " in
+*" $PFTAG_ARCH "*) ;;
+*) die "ARCH=$PFTAG_ARCH is not an architecture the project builds" "use one of: $ARCHES" ;;
+esac
+
+# arch_frag: the fragment of $PFTAG_ARCH's builds, none for x86_64.
+arch_frag() {
+	[ "$PFTAG_ARCH" = x86_64 ] || echo "arch-$PFTAG_ARCH"
+}
+
+# build_arch DOTCONFIG: the architecture a configured build is for.
+build_arch() {
+	if grep -q '^CONFIG_X86_32=y' "$1" 2> /dev/null; then echo i386
+	else echo x86_64; fi
+}
+
+# arch_qemu ARCH: the QEMU that boots ARCH's kernels.
+arch_qemu() {
+	case $1 in
+	i386) echo qemu-system-i386 ;;
+	*) echo qemu-system-x86_64 ;;
+	esac
+}
+
+# arch_busybox ARCH: the static busybox of ARCH's guests: the host's for
+# x86_64, else Debian's busybox-static of that architecture, which
+# scripts/deps.sh unpacks under build/deps.
+arch_busybox() {
+	case $1 in
+	x86_64) echo /bin/busybox ;;
+	*) echo "$BUILD/deps/busybox-static-$1/bin/busybox" ;;
+	esac
+}
+
+# The build directory name of config NAME with extra FRAGMENTS (and the
+# architecture's fragment, last).
 obj_id() {
 	local id=$1 f
-	for f in $2; do
+	for f in $2 $(arch_frag); do
 		f=$(basename "$f" .config)
 		id="$id+$f"
 	done

@@ -165,6 +165,8 @@ report() {
 # adds the 9-bit layout, one more kernel build (about 8 minutes cold),
 # which `make test` leaves out to stay well inside CI's time.
 LAYOUTS=${LAYOUTS-debian}
+# The layouts are x86_64's: none for another ARCH (tests/run.sh).
+[ "${ARCH:-x86_64}" = x86_64 ] || LAYOUTS=
 DEBIAN_CONFIG=${DEBIAN_CONFIG:-/usr/src/linux-config-6.12/config.amd64_none_amd64.xz}
 
 # layout_frags L: the fragments of layout L's build, after "profiling".
@@ -176,10 +178,12 @@ layout_frags() {
 	esac
 }
 # profiling_id "FRAGMENTS": the build (scripts/build.sh) of the profiling
-# kernel with FRAGMENTS, as scripts/lib.sh's obj_id() names it.
+# kernel with FRAGMENTS, as scripts/lib.sh's obj_id() names it (the
+# architecture's fragment last, for ARCH other than x86_64).
 profiling_id() {
 	local id=profiling f
 	for f in $1; do id+="+$f"; done
+	[ "${ARCH:-x86_64}" = x86_64 ] || id+="+arch-$ARCH"
 	echo "$id"
 }
 # layout_id L: the build of layout L.

@@ -3,6 +3,12 @@
 # script (tests/host/*.sh, then the boot tests tests/boot/*.sh) whose path
 # contains PATTERN, count the TAP results and print "N passed, N failed,
 # N skipped". Exits non-zero when anything failed.
+#
+# With ARCH set to another architecture than x86_64 (scripts/lib.sh), the
+# kernels are built for it, and only the tests whose header has the line
+# "# Architectures: any" run: the others are x86_64's (the distribution
+# layouts, the benchmark, the x86_64 guest programs); the summary says how
+# many were left out.
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
@@ -10,6 +16,14 @@ pat=${1:-}
 mkdir -p build/test
 pass=0 failed=0 skipped=0
 failures=()
+ARCH=${ARCH:-x86_64}
+ARCH_ID=
+[ "$ARCH" = x86_64 ] || ARCH_ID=+arch-$ARCH
+left_out=0
+# for_arch TEST: whether TEST runs for $ARCH.
+for_arch() {
+	[ "$ARCH" = x86_64 ] || grep -qx '# Architectures: any' "$1" || { left_out=$((left_out + 1)); return 1; }
+}
 
 run_one() {
 	local t=$1 name log rc=0 t0=$SECONDS
@@ -36,7 +50,7 @@ run_one() {
 
 # The profiling kernel first: the boot tests and some host checks use it.
 built=0
-if scripts/build.sh profiling && scripts/initramfs.sh profiling; then
+if scripts/build.sh profiling && scripts/initramfs.sh "profiling$ARCH_ID"; then
 	built=1
 else
 	echo "not ok - the profiling kernel did not build: no boot test can run"
@@ -75,6 +89,7 @@ fi
 
 for t in tests/host/*.sh; do
 	[ -z "$pat" ] || [[ $t == *$pat* ]] || continue
+	for_arch "$t" || continue
 	run_one "$t"
 done
 
@@ -89,6 +104,7 @@ done | sort -s -k1,1n | cut -d' ' -f2)
 for t in $boot_tests; do
 	[ -z "$pat" ] || [[ $t == *$pat* ]] || continue
 	[ "$built" = 1 ] || continue
+	for_arch "$t" || continue
 	run_one "$t"
 done
 
@@ -98,6 +114,7 @@ done
 	echo "# the background build of the debug kernels failed (log: build/test/prebuild.log)"
 
 echo
+[ "$left_out" = 0 ] || echo "ARCH=$ARCH: $left_out tests are x86_64's only and were not run (make test without ARCH runs them)"
 echo "$pass passed, $failed failed, $skipped skipped ($((SECONDS / 60)) min $((SECONDS % 60)) s)"
 if [ $failed -gt 0 ]; then
 	printf 'failed: %s\n' "${failures[@]}"

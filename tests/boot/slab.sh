@@ -12,6 +12,9 @@
 # width and the tag blocks; the debug build's checks stay silent, KFENCE
 # sampling too. The debug builds have memcg: there the module is loaded
 # inside a memory cgroup, and its accounted objects are charged to it.
+# For ARCH=i386 (tests/run.sh) the same on 32-bit kernels (memcg in every
+# build there: scripts/config/arch-i386.config).
+# Architectures: any
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/slab
 mkdir -p "$o"
@@ -56,14 +59,15 @@ echo '== dmesg'; dmesg
 echo '== end'
 "
 
-# check_ledger NAME OUT-LOG: debugfs alloc_tag/memory adds up, and its
+# check_ledger NAME OUT-LOG WORD: debugfs alloc_tag/memory adds up, and its
 # kinds follow from the storage report's counts: the per-CPU counters of
 # every kernel tag and indexed module tag on every possible CPU (16 bytes
-# a tag and CPU), an index field of 8 bytes a tag, page_ext slots only in
+# a tag and CPU), an index field of a WORD (the kernel's long, 8 or 4
+# bytes) a tag, the counter table's entries a WORD each, page_ext slots only in
 # page_ext storage, a whole number of slots; at boot and with pftag_slab
 # loaded.
 check_ledger() {
-	local name=$1 f=$2 cpus when mem st sum tags
+	local name=$1 f=$2 word=$3 cpus when mem st sum tags
 	cpus=$(section possible "$f" | awk -F, '{ n = 0; for (i = 1; i <= NF; i++) {
 		split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }')
 	for when in boot loaded; do
@@ -80,23 +84,23 @@ check_ledger() {
 		tags=$(( $(field kernel_tags "$st") + $(field module_indices_used "$st") ))
 		eq "$name: per-CPU counters: $tags tags x $cpus CPUs x 16 bytes ($when)" \
 			"$((tags * cpus * 16))" "$(field percpu_counters "$mem")"
-		eq "$name: tag indices: 8 bytes for each of $tags tags ($when)" \
-			"$(( (tags + $(field unindexed_tags "$st")) * 8 ))" "$(field tag_indices "$mem")"
+		eq "$name: tag indices: $word bytes for each of $tags tags ($when)" \
+			"$(( (tags + $(field unindexed_tags "$st")) * word ))" "$(field tag_indices "$mem")"
 		eq "$name: module map bytes as the storage report has them ($when)" \
 			"$(field module_map_bytes "$st")" "$(field module_map "$mem")"
 		eq "$name: counter table bytes as the storage report has them ($when)" \
 			"$(field counter_table_bytes "$st")" "$(field counter_table "$mem")"
-		# The boot's table: 8 bytes for each kernel tag and the 2 reserved
+		# The boot's table: a word for each kernel tag and the 2 reserved
 		# indices; a module map's copy adds a table for it and the kernel's.
 		local entries kidx
 		entries=$(field module_map_entries "$st")
 		kidx=$(( $(field kernel_tags "$st") + 2 ))
 		if [ "$entries" = 0 ]; then
-			eq "$name: counter table: 8 bytes for each of $kidx kernel and reserved indices ($when)" \
-				"$((kidx * 8))" "$(field counter_table "$mem")"
+			eq "$name: counter table: $word bytes for each of $kidx kernel and reserved indices ($when)" \
+				"$((kidx * word))" "$(field counter_table "$mem")"
 		else
 			check "$name: counter table: the boot's and at least one of $((kidx + entries)) entries ($when)" \
-				test "$(field counter_table "$mem")" -ge "$(( (2 * kidx + entries) * 8 ))"
+				test "$(field counter_table "$mem")" -ge "$(( (2 * kidx + entries) * word ))"
 		fi
 		local slot slots all
 		slot=$(field page_ext_index_bytes "$st") slots=$(field page_ext_slots "$mem")
@@ -161,7 +165,9 @@ check_slab() { # NAME KERNEL APPEND
 	[ "$blocks" -gt 0 ] && ok "$name: slabs have tag blocks ($(field slab_tag_blocks_in_slab "$st") in their leftover space, $(field slab_tag_blocks_kmalloc "$st") allocated)" ||
 		fail "$name: slabs have tag blocks" "$st"
 	eq "$name: no object went untracked" 0 "$(field slab_untracked_allocations "$st")"
-	check_ledger "$name" "$f"
+	local word=4
+	grep -q '^CONFIG_64BIT=y' "$BUILD/obj/$kernel/.config" && word=8
+	check_ledger "$name" "$f" "$word"
 	local neg
 	neg=$(section loaded "$f" | awk '$1 < 0 || $2 < 0')
 	eq "$name: no negative counter" "" "$neg"
@@ -180,8 +186,8 @@ check_slab() { # NAME KERNEL APPEND
 	fi
 }
 
-check_slab flags profiling ""
-check_slab page_ext profiling "sysctl.vm.mem_profiling=1,page_ext"
+check_slab flags "$(profiling_id "")" ""
+check_slab page_ext "$(profiling_id "")" "sysctl.vm.mem_profiling=1,page_ext"
 if err=$(build_profiling debug 2>&1); then
 	check_slab debug "$(profiling_id debug)" ""
 	# KFENCE sampling every millisecond: its objects, one to a page
