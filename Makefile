@@ -5,8 +5,9 @@ SHELL := /bin/bash
 CONFIG ?= profiling
 FRAGMENTS ?=
 # ARCH=i386: the kernels are built for 32-bit x86 and boot in
-# qemu-system-i386 (scripts/lib.sh); run, test, build, boot, initramfs
-# and deps take it, make test runs the tests that are not x86_64's alone.
+# qemu-system-i386; ARCH=arm64: cross-built, booted in qemu-system-aarch64
+# (scripts/lib.sh). run, test, build, boot, initramfs and deps take it,
+# make test runs the tests that are not x86_64's alone.
 ARCH_FRAG := $(if $(filter-out x86_64,$(ARCH)),+arch-$(ARCH))
 ID := $(CONFIG)$(foreach f,$(FRAGMENTS),+$(basename $(notdir $(f))))$(ARCH_FRAG)
 export V FRAGMENTS
@@ -26,7 +27,7 @@ export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
 	@echo 'make test         every test; prints "N passed, N failed", non-zero on failure;'
-	@echo '                  ARCH=i386: the tests that are not x86_64 only, on 32-bit x86 kernels'
+	@echo '                  ARCH=i386 or ARCH=arm64: the tests that are not x86_64 only, on such kernels'
 	@echo '                  LAYOUTS="debian nine" adds the 9-bit page->flags layout (one more build)'
 	@echo 'make boot CMD=... run CMD in a guest; APPEND= MEM= CPUS= NUMA= TIMEOUT= ICOUNT=1'
 	@echo '                  CONFIG= FRAGMENTS= select the kernel (default: profiling)'

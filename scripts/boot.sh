@@ -109,11 +109,14 @@ fi
 [ -z "$PLUGIN_ON" ] || [ "$ACCEL" = tcg ] || die "-p (a TCG plugin) needs ACCEL=tcg, not $ACCEL" "drop ACCEL= or -p"
 
 obj=$BUILD/obj/$KERNEL
-kernel=$obj/arch/x86/boot/bzImage
 # The QEMU of the build's architecture (scripts/lib.sh): an i386 build
-# boots in qemu-system-i386, on the same "pc" machine.
+# boots in qemu-system-i386, on the same "pc" machine; an arm64 build in
+# qemu-system-aarch64, on the "virt" machine.
 arch=$(build_arch "$obj/.config")
+kernel=$obj/$(arch_image "$arch")
 qemu_bin=$(arch_qemu "$arch")
+[ "$arch" != arm64 ] || [ -z "$HOTPLUG" ] ||
+	die "-H (memory hotplug through ACPI) is for x86 guests" "drop -H for an arm64 build"
 if [ "$DRYRUN" != 1 ]; then
 	[ -f "$obj/.pftag-built" ] && [ -f "$kernel" ] ||
 		die "kernel build '$KERNEL' is missing (no $kernel)" "run 'make build CONFIG=${KERNEL%%+*}'"
@@ -135,11 +138,25 @@ accel=$ACCEL
 # an i386 guest's CPU says Intel instead.
 cpu=max
 [ "$arch" != i386 ] || cpu=max,vendor=GenuineIntel
-qemu=("$qemu_bin" -machine pc -accel "$accel" -cpu "$cpu" -m "$mem_arg" -smp "$CPUS"
-	-nodefaults -display none -no-reboot
-	-kernel "$kernel" -initrd "$OUT/initrd.cpio"
-	-serial "file:$OUT/console.log" -serial "file:$OUT/out.log" -serial "file:$OUT/status"
-	-append "console=ttyS0 panic=-1 rdinit=/init $APPEND")
+# Three ports: the console, the command's output, its exit status. The
+# virt machine has one UART: the other two are virtio consoles there
+# (hvc0, hvc1; scripts/guest/init).
+case $arch in
+arm64)
+	qemu=("$qemu_bin" -machine virt -accel "$accel" -cpu max -m "$mem_arg" -smp "$CPUS"
+		-nodefaults -display none -no-reboot
+		-kernel "$kernel" -initrd "$OUT/initrd.cpio"
+		-serial "file:$OUT/console.log" -device virtio-serial-device
+		-chardev "file,id=out,path=$OUT/out.log" -device virtconsole,chardev=out
+		-chardev "file,id=status,path=$OUT/status" -device virtconsole,chardev=status
+		-append "console=ttyAMA0 panic=-1 rdinit=/init $APPEND") ;;
+*)
+	qemu=("$qemu_bin" -machine pc -accel "$accel" -cpu "$cpu" -m "$mem_arg" -smp "$CPUS"
+		-nodefaults -display none -no-reboot
+		-kernel "$kernel" -initrd "$OUT/initrd.cpio"
+		-serial "file:$OUT/console.log" -serial "file:$OUT/out.log" -serial "file:$OUT/status"
+		-append "console=ttyS0 panic=-1 rdinit=/init $APPEND") ;;
+esac
 [ "$ICOUNT" != 1 ] || qemu+=(-icount shift=0,sleep=off)
 [ -z "$HOTPLUG" ] || qemu+=(-qmp "unix:$OUT/qmp.sock,server=on,wait=off")
 [ -z "$PLUGIN_ON" ] || qemu+=(-plugin "$BUILD/plugin/libpftag-cache.so${PLUGIN:+,$PLUGIN}")

@@ -10,7 +10,8 @@
 # directory instead; CONFIG_CHECK=warn builds even when a requested option
 # does not exist (for trees in the middle of the series); TEST_MODULES=0
 # skips the project's test modules (tests/modules). ARCH=i386 builds for
-# 32-bit x86 (scripts/lib.sh): the fragment arch-i386 comes last.
+# 32-bit x86, ARCH=arm64 for arm64 with Debian's cross compiler
+# (scripts/lib.sh): the fragment arch-ARCH comes last.
 STEP=build
 . "$(dirname "$0")/lib.sh"
 
@@ -54,10 +55,16 @@ fi
 # ARCH in its environment too.
 case $PFTAG_ARCH in
 i386) karch=i386 ;;
+arm64) karch=arm64 ;;
 *) karch=x86 ;;
 esac
+cross=$(arch_cross "$PFTAG_ARCH")
+image=$(arch_image "$PFTAG_ARCH")
+command -v "${cross}gcc" > /dev/null ||
+	die "${cross}gcc, the compiler of ARCH=$PFTAG_ARCH, is not installed" "run 'make deps ARCH=$PFTAG_ARCH' (as root)"
 kmake() {
-	make -C "$TREE" O="$obj" ARCH="$karch" -j"$(nproc)" CC="ccache gcc" HOSTCC="ccache gcc" \
+	make -C "$TREE" O="$obj" ARCH="$karch" ${cross:+CROSS_COMPILE=$cross} -j"$(nproc)" \
+		CC="ccache ${cross}gcc" HOSTCC="ccache gcc" \
 		KBUILD_BUILD_TIMESTAMP="2024-11-17 00:00:00 UTC" KBUILD_BUILD_USER=pftag \
 		KBUILD_BUILD_HOST=build LOCALVERSION= ${V:+V=$V} "$@"
 }
@@ -87,7 +94,7 @@ fi
 # 2. Kernel and modules.
 note "building $id in ${obj#"$TOP"/} (log: ${obj#"$TOP"/}/build.log)"
 rm -f "$obj/.pftag-built"
-if ! kmake bzImage modules > "$obj/build.log" 2>&1; then
+if ! kmake "$(basename "$image")" modules > "$obj/build.log" 2>&1; then
 	grep -E 'error|Error' "$obj/build.log" | head -20 >&2
 	die "the kernel build failed (full log: $obj/build.log)" "fix the error above in $TREE, then 'make export'"
 fi
@@ -103,10 +110,10 @@ if [ "${TEST_MODULES:-1}" != 0 ]; then
 	cp -r "$TOP/tests/modules" "$obj/testmods"
 	kmake M="$obj/testmods" modules >> "$obj/build.log" 2>&1 ||
 		die "the test modules did not build (see $obj/build.log)" "fix tests/modules"
-	strip --strip-debug "$obj"/testmods/*.ko
+	"${cross}strip" --strip-debug "$obj"/testmods/*.ko
 fi
 # The release as kbuild wrote it: `make -s kernelrelease` would also print
 # "Entering directory" lines when run under `make -C DIR` (MAKEFLAGS has w).
 release=$(cat "$obj/include/config/kernel.release")
 echo "$release" > "$obj/.pftag-built"
-note "built $release: ${obj#"$TOP"/}/arch/x86/boot/bzImage"
+note "built $release: ${obj#"$TOP"/}/$image"

@@ -23,6 +23,10 @@ pkgs=(
 	linux-perf		# perf stat / perf bench in the guests of make bench
 	gnuplot-nox		# the plot of make bench
 )
+# What another ARCH (scripts/lib.sh) needs besides: its compiler and QEMU.
+case $PFTAG_ARCH in
+arm64) pkgs+=(gcc-aarch64-linux-gnu qemu-system-arm) ;;
+esac
 missing=()
 # arch_deps: for ARCH other than x86_64 (scripts/lib.sh), Debian's
 # busybox-static of that architecture, unpacked under build/deps (the

@@ -75,12 +75,13 @@ series_patches() {
 }
 
 # The architecture the kernels are built for: ARCH=x86_64 (the default,
-# what the series is made and measured on) or i386 (32-bit x86: a 4-byte
-# word, slab objects aligned to 4). A build for another architecture is
-# the build of the same config with the fragment arch-ARCH last
+# what the series is made and measured on), i386 (32-bit x86: a 4-byte
+# word) or arm64 (cross-built with Debian's gcc-aarch64-linux-gnu, booted
+# on QEMU's virt machine). A build for another architecture is the build
+# of the same config with the fragment arch-ARCH last
 # (scripts/config/arch-ARCH.config), in a build directory of its own.
 PFTAG_ARCH=${ARCH:-x86_64}
-ARCHES="x86_64 i386"
+ARCHES="x86_64 i386 arm64"
 case " $ARCHES " in
 *" $PFTAG_ARCH "*) ;;
 *) die "ARCH=$PFTAG_ARCH is not an architecture the project builds" "use one of: $ARCHES" ;;
@@ -94,13 +95,30 @@ arch_frag() {
 # build_arch DOTCONFIG: the architecture a configured build is for.
 build_arch() {
 	if grep -q '^CONFIG_X86_32=y' "$1" 2> /dev/null; then echo i386
+	elif grep -q '^CONFIG_ARM64=y' "$1" 2> /dev/null; then echo arm64
 	else echo x86_64; fi
+}
+
+# arch_image ARCH: the kernel image of ARCH's builds, in the build directory.
+arch_image() {
+	case $1 in
+	arm64) echo arch/arm64/boot/Image ;;
+	*) echo arch/x86/boot/bzImage ;;
+	esac
+}
+
+# arch_cross ARCH: the prefix of ARCH's cross tools, none for x86.
+arch_cross() {
+	case $1 in
+	arm64) echo aarch64-linux-gnu- ;;
+	esac
 }
 
 # arch_qemu ARCH: the QEMU that boots ARCH's kernels.
 arch_qemu() {
 	case $1 in
 	i386) echo qemu-system-i386 ;;
+	arm64) echo qemu-system-aarch64 ;;
 	*) echo qemu-system-x86_64 ;;
 	esac
 }

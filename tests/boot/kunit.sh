@@ -91,11 +91,11 @@ no_gfp_report() {
 
 run_suite flags ""
 run_suite page_ext "sysctl.vm.mem_profiling=1,page_ext"
-# The test kernels (x86_64) have the bits for page flags; 32-bit ones not.
-if [ "${ARCH:-x86_64}" = x86_64 ]; then
-	eq "page-flags mode: page tags are in page flags" 1 "$(in_flags flags)"
-else
+# The 64-bit test kernels have the bits for page flags; 32-bit ones not.
+if [ "${ARCH:-x86_64}" = i386 ]; then
 	eq "$ARCH: page tags went to page_ext by themselves" 0 "$(in_flags flags)"
+else
+	eq "page-flags mode: page tags are in page flags" 1 "$(in_flags flags)"
 fi
 eq "page-flags mode: only the cases whose subject is missing skip, with the reason" \
 	"$(expected_skips "$(profiling_id "")" "$(in_flags flags)" 0)" "$(skips flags)"
