@@ -141,22 +141,19 @@ cpu=max
 # Three ports: the console, the command's output, its exit status. The
 # virt machine has one UART: the other two are virtio consoles there
 # (hvc0, hvc1; scripts/guest/init).
-case $arch in
-arm64)
-	qemu=("$qemu_bin" -machine virt -accel "$accel" -cpu max -m "$mem_arg" -smp "$CPUS"
-		-nodefaults -display none -no-reboot
-		-kernel "$kernel" -initrd "$OUT/initrd.cpio"
-		-serial "file:$OUT/console.log" -device virtio-serial-device
+machine=pc console=ttyS0
+ports=(-serial "file:$OUT/out.log" -serial "file:$OUT/status")
+if [ "$arch" = arm64 ]; then
+	machine=virt console=ttyAMA0
+	ports=(-device virtio-serial-device
 		-chardev "file,id=out,path=$OUT/out.log" -device virtconsole,chardev=out
-		-chardev "file,id=status,path=$OUT/status" -device virtconsole,chardev=status
-		-append "console=ttyAMA0 panic=-1 rdinit=/init $APPEND") ;;
-*)
-	qemu=("$qemu_bin" -machine pc -accel "$accel" -cpu "$cpu" -m "$mem_arg" -smp "$CPUS"
-		-nodefaults -display none -no-reboot
-		-kernel "$kernel" -initrd "$OUT/initrd.cpio"
-		-serial "file:$OUT/console.log" -serial "file:$OUT/out.log" -serial "file:$OUT/status"
-		-append "console=ttyS0 panic=-1 rdinit=/init $APPEND") ;;
-esac
+		-chardev "file,id=status,path=$OUT/status" -device virtconsole,chardev=status)
+fi
+qemu=("$qemu_bin" -machine "$machine" -accel "$accel" -cpu "$cpu" -m "$mem_arg" -smp "$CPUS"
+	-nodefaults -display none -no-reboot
+	-kernel "$kernel" -initrd "$OUT/initrd.cpio"
+	-serial "file:$OUT/console.log" "${ports[@]}"
+	-append "console=$console panic=-1 rdinit=/init $APPEND")
 [ "$ICOUNT" != 1 ] || qemu+=(-icount shift=0,sleep=off)
 [ -z "$HOTPLUG" ] || qemu+=(-qmp "unix:$OUT/qmp.sock,server=on,wait=off")
 [ -z "$PLUGIN_ON" ] || qemu+=(-plugin "$BUILD/plugin/libpftag-cache.so${PLUGIN:+,$PLUGIN}")
