@@ -447,6 +447,25 @@ static void slab_slot_width(struct kunit *test)
 }
 
 /*
+ * An object of @cache from one of its slabs, not from kfence (kfence's
+ * objects are counted from their own address). A macro, so that the
+ * allocation's call site is the case's own, which the cases check.
+ */
+#define alloc_from_slab(test, cache) ({					\
+	struct kmem_cache *__cache = (cache);				\
+	void *__obj;							\
+									\
+	while (1) {							\
+		__obj = kmem_cache_alloc(__cache, GFP_KERNEL);		\
+		KUNIT_ASSERT_NOT_NULL(test, __obj);			\
+		if (!is_kfence_address(__obj))				\
+			break;						\
+		kmem_cache_free(__cache, __obj);			\
+	}								\
+	__obj;								\
+})
+
+/*
  * An object allocated here carries, in its slab's tag block, the index of
  * this file's call site; its tag is charged the cache's object size and
  * one call, and uncharged at the free.
@@ -467,15 +486,8 @@ static void slab_object_tag(struct kunit *test)
 	cache = kmem_cache_create("pgalloc_tag_kunit", 40, 0, SLAB_NO_MERGE, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, cache);
 
-	/* An object kfence serves is counted from its own address: not here. */
-	do {
-		line = __LINE__ + 1;
-		obj = kmem_cache_alloc(cache, GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, obj);
-		if (!is_kfence_address(obj))
-			break;
-		kmem_cache_free(cache, obj);
-	} while (1);
+	line = __LINE__ + 1;
+	obj = alloc_from_slab(test, cache);
 	slab = virt_to_slab(obj);
 	block = slab_tag_block_of(READ_ONCE(slab->obj_exts));
 	KUNIT_ASSERT_NOT_NULL(test, block);
@@ -553,13 +565,7 @@ static void slab_block_flag_bits(struct kunit *test)
 
 		cache = kmem_cache_create("pgalloc_tag_flag_bits", size, 0, SLAB_NO_MERGE, NULL);
 		KUNIT_ASSERT_NOT_NULL(test, cache);
-		do {
-			obj = kmem_cache_alloc(cache, GFP_KERNEL);
-			KUNIT_ASSERT_NOT_NULL(test, obj);
-			if (!is_kfence_address(obj))
-				break;
-			kmem_cache_free(cache, obj);
-		} while (1);
+		obj = alloc_from_slab(test, cache);
 		slab = virt_to_slab(obj);
 		block = slab_tag_block_of(READ_ONCE(slab->obj_exts));
 		KUNIT_ASSERT_NOT_NULL(test, block);
@@ -617,13 +623,7 @@ static void slab_block_overflow(struct kunit *test)
 		kmem_cache_destroy(cache);
 		kunit_skip(test, "slub_debug keeps tag blocks out of slabs");
 	}
-	do {
-		obj = kmem_cache_alloc(cache, GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, obj);
-		if (!is_kfence_address(obj))
-			break;
-		kmem_cache_free(cache, obj);
-	} while (1);
+	obj = alloc_from_slab(test, cache);
 	slab = virt_to_slab(obj);
 	block = slab_tag_block_of(READ_ONCE(slab->obj_exts));
 	KUNIT_ASSERT_NOT_NULL(test, block);
