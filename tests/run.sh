@@ -17,8 +17,6 @@ mkdir -p build/test
 pass=0 failed=0 skipped=0
 failures=()
 ARCH=${ARCH:-x86_64}
-ARCH_ID=
-[ "$ARCH" = x86_64 ] || ARCH_ID=+arch-$ARCH
 left_out=0
 # for_arch TEST: whether TEST runs for $ARCH.
 for_arch() {
@@ -50,7 +48,7 @@ run_one() {
 
 # The profiling kernel first: the boot tests and some host checks use it.
 built=0
-if scripts/build.sh profiling && scripts/initramfs.sh "profiling$ARCH_ID"; then
+if scripts/build.sh profiling && scripts/initramfs.sh "$(. tests/lib.sh && profiling_id "")"; then
 	built=1
 else
 	echo "not ok - the profiling kernel did not build: no boot test can run"
