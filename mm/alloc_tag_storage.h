@@ -31,6 +31,8 @@ DECLARE_STATIC_KEY_FALSE(alloc_tag_page_ext_wide);
  * the indices need more than 16 bits (alloc_tag_slab_wide set; mm/slub.c).
  */
 DECLARE_STATIC_KEY_FALSE(alloc_tag_slab_wide);
+/* Slab frees clear their objects' slots (lib/alloc_tag.c, mm/slub.c). */
+DECLARE_STATIC_KEY_FALSE(alloc_tag_slab_free_clears);
 
 /* The kernel's tags, indexed by their place in the section. */
 extern struct alloc_tag __start_alloc_tags[], __stop_alloc_tags[];

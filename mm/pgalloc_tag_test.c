@@ -480,6 +480,7 @@ static void slab_object_tag(struct kunit *test)
 	unsigned long idx;
 	unsigned int line, tries = 0;
 	void *obj, *pin;
+	bool clears;
 
 	if (!mem_alloc_profiling_enabled())
 		kunit_skip(test, "memory allocation profiling is off");
@@ -502,9 +503,11 @@ static void slab_object_tag(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, tag->ct.function, "slab_object_tag");
 
 	/*
-	 * The free clears the slot (an allocation that writes none must find
-	 * no tag there). Another object of the slab keeps it, and its block,
-	 * from being freed with the object.
+	 * While profiling is being first switched on, the free clears the
+	 * slot (an allocation that writes none must find no tag there): the
+	 * key is set for the free, as the switch sets it. Another object of
+	 * the slab keeps the slab, and its block, from being freed with the
+	 * object.
 	 */
 	do {
 		pin = kmem_cache_alloc(cache, GFP_KERNEL);
@@ -516,7 +519,11 @@ static void slab_object_tag(struct kunit *test)
 	KUNIT_ASSERT_PTR_EQ_MSG(test, virt_to_slab(pin), slab,
 				"no second object from the slab in 64 tries");
 	c1 = alloc_tag_read(tag);
+	clears = static_key_enabled(&alloc_tag_slab_free_clears);
+	static_branch_enable(&alloc_tag_slab_free_clears);
 	kmem_cache_free(cache, obj);
+	if (!clears)
+		static_branch_disable(&alloc_tag_slab_free_clears);
 	c2 = alloc_tag_read(tag);
 	KUNIT_EXPECT_EQ(test, c1.calls - c2.calls, 1);
 	KUNIT_EXPECT_EQ(test, c1.bytes - c2.bytes, cache->size);
