@@ -56,25 +56,16 @@ unsigned long alloc_tag_idx_counters_bytes(void);
 void alloc_tag_paged_idx_release(unsigned long idx);
 
 /*
- * The index field of page->flags. x86-64 takes it out with two shifts, its
- * top bit to the word's top, then its lowest bit to bit 0: a shift and a
- * mask are three instructions there when the mask is wider than 32 bits,
- * as the mask must first be loaded into a register, and the compiler is
- * kept from turning the shifts back into them. Elsewhere a shift and a
- * mask are what the compiler makes one bit-field extract of (arm64's ubfx).
+ * The index field of page->flags: a shift and a mask of at most 32 bits
+ * (include/linux/page-flags-layout.h), which the compiler makes one
+ * bit-field extract of where there is one (arm64's ubfx), and a shift and
+ * a 32-bit and (or move) on x86-64.
  */
 static inline unsigned long pgalloc_tag_idx_read(const struct page *page)
 {
-	const unsigned int width = ALLOC_TAG_IDX_WIDTH ? ALLOC_TAG_IDX_WIDTH : 1;
-	unsigned long flags = READ_ONCE(page->flags);
-
 	if (!ALLOC_TAG_IDX_WIDTH)
 		return ALLOC_TAG_IDX_NONE;
-	if (!IS_ENABLED(CONFIG_X86_64))
-		return (flags >> ALLOC_TAG_IDX_PGSHIFT) & ALLOC_TAG_IDX_MASK;
-	flags <<= BITS_PER_LONG - ALLOC_TAG_IDX_PGSHIFT - width;
-	OPTIMIZER_HIDE_VAR(flags);
-	return flags >> (BITS_PER_LONG - width);
+	return (READ_ONCE(page->flags) >> ALLOC_TAG_IDX_PGSHIFT) & ALLOC_TAG_IDX_MASK;
 }
 
 /*

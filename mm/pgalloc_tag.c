@@ -4,9 +4,9 @@
  *
  * Memory allocation profiling records in every allocated page which tag
  * (allocation call site) allocated it. Instead of a pointer in page_ext, a
- * page carries the tag's index: in the spare bits of page->flags
- * (ALLOC_TAG_IDX_WIDTH, include/linux/page-flags-layout.h) when the
- * indices fit them, in 2 (or 4) bytes of page_ext otherwise. This file
+ * page carries the tag's index: in the spare bits of page->flags, up to 32
+ * of them (ALLOC_TAG_IDX_WIDTH, include/linux/page-flags-layout.h), when
+ * the indices fit them, in 2 (or 4) bytes of page_ext otherwise. This file
  * numbers the tags, decides, once, where page tags are kept, and does the
  * work of the page hooks whose static-key gates are in alloc_tag_storage.h.
  *
@@ -150,8 +150,9 @@ void __init alloc_tag_storage_init(void)
 	struct alloc_tag *tag;
 	bool wide;
 
-	BUILD_BUG_ON(ALLOC_TAG_IDX_WIDTH && ALLOC_TAG_IDX_PGOFF != NR_PAGEFLAGS);
-	BUILD_BUG_ON(ALLOC_TAG_IDX_WIDTH >= BITS_PER_LONG);
+	BUILD_BUG_ON(ALLOC_TAG_IDX_WIDTH && ALLOC_TAG_IDX_PGOFF !=
+		     NR_PAGEFLAGS + ALLOC_TAG_IDX_SPARE - ALLOC_TAG_IDX_WIDTH);
+	BUILD_BUG_ON(ALLOC_TAG_IDX_WIDTH > 32);
 
 	if (mem_alloc_profiling_permanently_disabled())
 		return;
@@ -216,13 +217,13 @@ void __init alloc_tag_storage_init(void)
 
 	if (!storage_reason) {
 		pr_info("page tags in page flags: %u spare bits, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu; no page_ext for tags\n",
-			ALLOC_TAG_IDX_WIDTH, idx_bits, idx_capacity, alloc_tag_kernel_tags,
+			ALLOC_TAG_IDX_SPARE, idx_bits, idx_capacity, alloc_tag_kernel_tags,
 			alloc_tag_module_space, module_headroom);
 		return;
 	}
 	pr_info("page tags in page_ext: a %zu-bit index, %zu bytes a page; %u spare bits in page flags, %u usable, capacity %lu tags, %lu kernel tags indexed, %lu module indices, module headroom %lu: %s\n",
 		page_alloc_tagging_ops.size * BITS_PER_BYTE,
-		page_alloc_tagging_ops.size, ALLOC_TAG_IDX_WIDTH,
+		page_alloc_tagging_ops.size, ALLOC_TAG_IDX_SPARE,
 		idx_bits, idx_capacity, alloc_tag_kernel_tags, alloc_tag_module_space,
 		module_headroom, storage_reason);
 	if (storage_request == ALLOC_TAG_STORAGE_PAGE_FLAGS)
@@ -576,7 +577,7 @@ static int storage_show(struct seq_file *m, void *v)
 	/* 0 in page-flags storage: page_ext is not asked for a slot. */
 	seq_printf(m, "page_ext_index_bytes: %zu\n", page_alloc_tagging_ops.size);
 	seq_printf(m, "fallback_reason: %s\n", storage_reason ?: "none");
-	seq_printf(m, "spare_bits: %u\n", ALLOC_TAG_IDX_WIDTH);
+	seq_printf(m, "spare_bits: %u\n", ALLOC_TAG_IDX_SPARE);
 	seq_printf(m, "usable_bits: %u\n", idx_bits);
 	seq_printf(m, "capacity: %lu\n", idx_capacity);
 	seq_printf(m, "kernel_tags: %lu\n", alloc_tag_kernel_tags);

@@ -2,10 +2,11 @@
 # page-flags-layout.sh -c CONFIG | -f "FRAGMENT ..." [-s SET=VALUE ...]
 #
 # The layout of page->flags that a kernel configuration gives, on the
-# assembled tree: the width of every field and the spare bits the series
-# can use for a tag index (ALLOC_TAG_IDX_WIDTH), one "name value" line
-# each (word, pageflags, sections, nodes, zones, last_cpupid, kasan_tag,
-# lru_gen, lru_refs, spare).
+# assembled tree: the width of every field, the spare bits
+# (ALLOC_TAG_IDX_SPARE) and the series' tag index field in them
+# (ALLOC_TAG_IDX_WIDTH, at most 32), one "name value" line each (word,
+# pageflags, sections, nodes, zones, last_cpupid, kasan_tag, lru_gen,
+# lru_refs, spare, index).
 #
 #   -c CONFIG   a full .config (may be .xz), e.g. one of Debian's in
 #               /usr/src/linux-config-6.12 (package linux-config-6.12)
@@ -103,7 +104,7 @@ cmd=$(sed -e 's/-Wp,-MMD,[^ ]* //' -e 's/ -fverbose-asm//' -e 's/ -o kernel\/bou
 		"check scripts/layout-probe.c against include/linux/page-flags-layout.h"
 sed -n 's/^[[:space:]]*\.ascii "\\nLAYOUT \([a-z_]*\) \([0-9]*\)\\n"$/\1 \2/p' \
 	"$obj/layout-probe.s" > "$obj/layout.txt"
-[ "$(wc -l < "$obj/layout.txt")" = 10 ] ||
-	die "the probe's output has not the 10 fields expected (see $obj/layout-probe.s)" \
+[ "$(wc -l < "$obj/layout.txt")" = 11 ] ||
+	die "the probe's output has not the 11 fields expected (see $obj/layout-probe.s)" \
 		"check scripts/layout-probe.c"
 cat "$obj/layout.txt"

@@ -4,8 +4,9 @@
 # field's width, from scripts/page-flags-layout.sh on the fragment build's
 # configuration and on the real one (Debian's amd64 config from
 # linux-config-6.12, as shipped or with the 9-bit layout's three changes).
-# Also checks the series' spare-bit count (ALLOC_TAG_IDX_WIDTH) against
-# the word minus every field, computed here. Both layouts always, however
+# Also checks the series' spare-bit count (ALLOC_TAG_IDX_SPARE) against
+# the word minus every field, computed here, and the index field (at most
+# 32 of them) on the profiling build. Both layouts always, however
 # many LAYOUTS the boot tests run: a probe takes about 20 s, no kernel is
 # built.
 . "$(dirname "$0")/../lib.sh"
@@ -48,6 +49,9 @@ done
 if def=$("$probe" -f "base mm profiling" 2>&1); then
 	eq "profiling: spare bits = word - page flags - fields" "$(spare_by_hand "$def")" \
 		"$(awk '$1 == "spare" { print $2 }' <<< "$def")"
+	eq "profiling: the index field takes the spare bits up to 32" \
+		"$(spare_by_hand "$def" | awk '{ print ($1 > 32 ? 32 : $1) }')" \
+		"$(awk '$1 == "index" { print $2 }' <<< "$def")"
 	echo "#   info: profiling: $(paste -sd' ' <<< "$def")"
 else
 	fail "the profiling build's layout is computed" "$def"
