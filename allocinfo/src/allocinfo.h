@@ -78,7 +78,12 @@ struct ai_parse_opts {
 };
 
 /* read.c: read an input and parse it into a snapshot */
+#define AI_MAX_INPUT	(256u << 20)	/* bytes of an input, at most */
+#define AI_MAX_LINE	65536u		/* bytes of a line of a text input, at most */
+#define AI_READ_TOO_BIG	(-2)
+#define AI_READ_LONG_LINE (-3)
 int ai_read_fd(int fd, char **buf, size_t *len);
+const char *ai_read_error(int rc, size_t line, char *msg, size_t n);
 int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o);
 void ai_parse_buffer(struct ai_snap *s, char *buf, size_t len,
 		     const struct ai_parse_opts *o);

@@ -181,7 +181,7 @@ static void cx_load(struct cx_data *d, const char *path)
 {
 	char *buf, *line, *save = NULL;
 	size_t len, lineno = 0;
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0, rc;
 
 	if (fd < 0) {
 		if (errno == ENOENT || errno == EACCES)
@@ -189,8 +189,11 @@ static void cx_load(struct cx_data *d, const char *path)
 			       path, strerror(errno));
 		ai_die("context: %s: %s", path, strerror(errno));
 	}
-	if (ai_read_fd(fd, &buf, &len) < 0)
-		ai_die("context: %s: %s", path, strerror(errno));
+	if ((rc = ai_read_fd(fd, &buf, &len)) < 0) {
+		char msg[256];
+
+		ai_die("context: %s: %s", path, ai_read_error(rc, len, msg, sizeof(msg)));
+	}
 	if (fd)
 		close(fd);
 	memset(d, 0, sizeof(*d));

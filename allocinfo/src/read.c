@@ -25,9 +25,17 @@
 
 #define HEADER "allocinfo - version:"
 
+/*
+ * The whole of fd, within bounds far above any real /proc/allocinfo (7,000
+ * tags are under 1 MB, its lines under 300 bytes): at most AI_MAX_INPUT
+ * bytes, and, unless it is JSON (a JSON export may be one line), lines of
+ * at most AI_MAX_LINE bytes. 0; -1 with errno; AI_READ_TOO_BIG, or
+ * AI_READ_LONG_LINE with *lenp the line's number, nothing kept.
+ */
 int ai_read_fd(int fd, char **bufp, size_t *lenp)
 {
-	size_t cap = 1 << 16, len = 0;
+	size_t cap = 1 << 16, len = 0, bol = 0;
+	int json = -1;
 	struct stat st;
 	char *buf;
 
@@ -35,13 +43,16 @@ int ai_read_fd(int fd, char **bufp, size_t *lenp)
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
 	    (uint64_t)st.st_size < SIZE_MAX / 2)
 		cap = st.st_size + 1;
+	if (cap > AI_MAX_INPUT + 1)
+		cap = AI_MAX_INPUT + 1;
 	buf = xmalloc(cap + 1);
 
 	for (;;) {
 		ssize_t r;
+		char *nl;
 
 		if (len == cap) {
-			cap *= 2;
+			cap = cap > AI_MAX_INPUT / 2 ? AI_MAX_INPUT + 1 : cap * 2;
 			buf = xrealloc(buf, cap + 1);
 		}
 		r = read(fd, buf + len, cap - len);
@@ -53,12 +64,52 @@ int ai_read_fd(int fd, char **bufp, size_t *lenp)
 		}
 		if (r == 0)
 			break;
+		if (json < 0) {
+			size_t k = len;
+
+			while (k < len + r && (buf[k] == ' ' || buf[k] == '\t' ||
+					       buf[k] == '\r' || buf[k] == '\n'))
+				k++;
+			if (k < len + r)
+				json = buf[k] == '{';
+		}
+		nl = memrchr(buf + len, '\n', r);
 		len += r;
+		if (nl)
+			bol = nl - buf + 1;
+		if (len > AI_MAX_INPUT) {
+			free(buf);
+			return AI_READ_TOO_BIG;
+		}
+		if (json != 1 && len - bol > AI_MAX_LINE) {
+			size_t n = 1, i;
+
+			for (i = 0; i < bol; i++)
+				n += buf[i] == '\n';
+			free(buf);
+			*lenp = n;
+			return AI_READ_LONG_LINE;
+		}
 	}
 	buf[len] = '\0';
 	*bufp = buf;
 	*lenp = len;
 	return 0;
+}
+
+/* what ai_read_fd's return rc means: a message for "cannot read NAME: ..." */
+const char *ai_read_error(int rc, size_t line, char *msg, size_t n)
+{
+	if (rc == AI_READ_TOO_BIG)
+		snprintf(msg, n, "more than %u MiB: not a capture of /proc/allocinfo (a kernel's"
+			 " is a few MiB), not read further; give a capture file", AI_MAX_INPUT >> 20);
+	else if (rc == AI_READ_LONG_LINE)
+		snprintf(msg, n, "line %zu is longer than %u bytes: not a capture of"
+			 " /proc/allocinfo (its lines are under 1 KiB), not read further; give"
+			 " a capture file", line, AI_MAX_LINE);
+	else
+		snprintf(msg, n, "%s", strerror(errno));
+	return msg;
 }
 
 void ai_problem(struct parser *p, enum problem kind, const char *fmt, ...)
@@ -566,7 +617,7 @@ int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o)
 
 	char pb[4096];
 	const char *open_path;
-	int live;
+	int live, rc = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (!path)
@@ -580,7 +631,15 @@ int ai_load(struct ai_snap *s, const char *path, const struct ai_parse_opts *o)
 		fd = open(open_path, O_RDONLY | O_CLOEXEC);
 		s->name = path;
 	}
-	if (fd < 0 || ai_read_fd(fd, &buf, &len) < 0) {
+	if (fd >= 0 && (rc = ai_read_fd(fd, &buf, &len)) < -1) {
+		char msg[256];
+
+		ai_warn("cannot read %s: %s", s->name, ai_read_error(rc, len, msg, sizeof(msg)));
+		if (fd > 0)
+			close(fd);
+		return -1;
+	}
+	if (fd < 0 || rc < 0) {
 		int e = errno;
 
 		if (live && e == ENOENT)

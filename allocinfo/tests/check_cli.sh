@@ -8,6 +8,7 @@ STATIC=${2:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/tap.sh"
 s=$HERE/samples/linux-6.12-x86_64.txt
+W0=$(mktemp -d)
 
 for c in top tree diff export record report prune merge plot; do
 	out=$("$BIN" "$c" --help); rc=$?
@@ -29,6 +30,37 @@ grep -q 'cannot read /nonexistent/allocinfo' "$HERE/../build/err.txt" && ok "and
 "$BIN" top -f "$HERE" > /dev/null 2>&1
 check "a directory as input exits 1" 1 $?
 
+# bounded input: an endless or binary one stops early with what it is,
+# never read until memory runs out (ulimit -v: 1 GiB would do for a
+# capture of a million tags; past the bound is an error, not an OOM)
+lim_run() { (ulimit -v 1048576; timeout 60 "$@"); }
+lim_run "$BIN" top -f /dev/zero > /dev/null 2> "$W0/err"
+rc=$?
+if [ $rc = 1 ] && grep -q 'cannot read /dev/zero: line 1 is longer than .* bytes: not a capture' "$W0/err"; then
+	ok "top -f /dev/zero: exit 1, its first line too long, not a capture"
+else nok "top -f /dev/zero: exit 1, its first line too long, not a capture" "exit $rc: $(head -c 300 "$W0/err")"; fi
+lim_run "$BIN" record -d "$W0/z.db" -f /dev/zero > /dev/null 2> "$W0/err"
+rc=$?
+if [ $rc = 1 ] && grep -q 'not a capture' "$W0/err" && [ ! -e "$W0/z.db" ]; then
+	ok "record -f /dev/zero: exit 1, not a capture, no database made"
+else nok "record -f /dev/zero: exit 1, not a capture, no database made" "exit $rc: $(head -c 300 "$W0/err")"; fi
+# short lines without end: the bound on bytes (the man page says 256 MiB)
+mib=$(sed -n 's/.*at most \([0-9]*\) MiB.*/\1/p' "$HERE/../allocinfo.1" | head -1)
+yes '        4096        1 a.c:1 func:a ' | lim_run "$BIN" top -f - > /dev/null 2> "$W0/err"
+rc=$?
+if [ -n "$mib" ] && [ $rc = 1 ] && grep -q "cannot read (stdin): more than $mib MiB: not a capture" "$W0/err"; then
+	ok "an endless stdin of tag lines: exit 1 past the man page's $mib MiB, not a capture"
+else nok "an endless stdin of tag lines: exit 1 past the man page's bound (${mib:-none found})" "exit $rc: $(head -c 300 "$W0/err")"; fi
+# a JSON export on one line (jq -c) is not held to the text's line length
+python3 -c '
+import json, sys
+tags = [{"file": "a%d.c" % i, "line": i, "module": None, "func": "f%d" % i, "bytes": 4096, "calls": 1}
+        for i in range(2000)]
+sys.stdout.write(json.dumps({"version": "1.0", "tags": tags}))' > "$W0/one-line.json"
+check "a JSON export of 2,000 tags on one line ($(wc -c < "$W0/one-line.json") bytes) is read" \
+	"0 2000" "$("$BIN" export -F json -f "$W0/one-line.json" > "$W0/out.json"; echo $? \
+	"$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["tags"]))' "$W0/out.json")")"
+
 # sizes: --min accepts 4096, 4K, 4KiB, 1.5M
 for m in 4096 4K 4KiB 4k; do
 	check "--min $m" "$("$BIN" top -H -b -n 0 -f "$s" --min 4096 | wc -l)" "$("$BIN" top -H -b -n 0 -f "$s" --min $m | wc -l)"
@@ -48,7 +80,7 @@ rm -rf "$t"
 
 # duplicates: the sum is accurate:no when any of its lines is, in either order
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+trap 'rm -rf "$W" "$W0"' EXIT
 dup_a='        4096        1 mm/x.c:1 func:f '
 dup_b='        8192        2 mm/x.c:1 func:f accurate:no '
 for order in ab ba; do
