@@ -157,6 +157,7 @@ struct ai_out {
 	char *tmp;		/* the temporary file renamed over it */
 	int through;		/* a device, FIFO or standard output: in place */
 	int err;		/* the errno of a failed write, when known */
+	int lockfd;		/* the temporary file's lock, held until the rename */
 };
 void ai_out_open(struct ai_out *o, const char *path);
 void ai_out_commit(struct ai_out *o);

@@ -2,13 +2,16 @@
 /*
  * Small helpers: allocation, messages, sizes and output escaping.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -180,21 +183,78 @@ int ai_parse_size(const char *s, int64_t *out)
 /*
  * Output files (export -o, plot -o, report -o). A regular file, or a
  * name that does not exist yet, is replaced atomically: a unique
- * temporary file next to it (FILE.XXXXXX, which the textfile collector
- * ignores: it reads *.prom only), synced, then renamed over it; a
- * symbolic link to a regular file keeps pointing there and its target is
- * replaced. A character device or a FIFO (/dev/null, /dev/stdout on a
- * terminal or pipe, a named pipe) is written through, in place: renaming
- * over it would replace the device node. Anything else (a directory, a
- * block device, a socket, a dangling link) is refused. A failure leaves
- * the previous file as it was and exits 1 with one message.
+ * temporary file next to it (FILE.allocinfo-tmp.XXXXXX, which the
+ * textfile collector ignores: it reads *.prom only), synced, then renamed
+ * over it; a symbolic link to a regular file keeps pointing there and its
+ * target is replaced, with the owner, group and mode it had. A character
+ * device or a FIFO (/dev/null, /dev/stdout on a terminal or pipe, a named
+ * pipe) is written through, in place: renaming over it would replace the
+ * device node. Anything else (a directory, a block device, a socket, a
+ * dangling link) is refused. A failure leaves the previous file as it was
+ * and exits 1 with one message.
+ *
+ * The temporary file is removed at exit and on SIGTERM, SIGINT, SIGHUP
+ * and SIGQUIT. SIGKILL cannot be caught: the writer holds a lock on its
+ * temporary file (flock) until the rename, and the next run for the same
+ * FILE removes the temporary files of FILE that nobody holds.
  */
-static char *pending_tmp;	/* removed when the program dies before the rename */
+#define TMP_MARK ".allocinfo-tmp."
+#define STALE_AGE 10	/* seconds: a temporary file is never removed younger */
+
+static char *volatile pending_tmp;	/* removed when the program dies before the rename */
 
 static void remove_pending(void)
 {
 	if (pending_tmp)
 		unlink(pending_tmp);
+}
+
+static void on_fatal_signal(int sig)
+{
+	int e = errno;
+
+	remove_pending();
+	errno = e;
+	/* SA_RESETHAND: the default action now, so the death is by the signal */
+	raise(sig);
+}
+
+/* the temporary files of TARGET left by a writer that is gone (SIGKILL) */
+static void remove_stale(const char *target)
+{
+	char *dir = xstrdup(target), *base = xstrdup(target), *pre;
+	const char *bn = basename(base);
+	struct dirent *e;
+	size_t npre;
+	DIR *d;
+	int dfd;
+
+	pre = xmalloc(strlen(bn) + sizeof(TMP_MARK));
+	sprintf(pre, "%s" TMP_MARK, bn);
+	npre = strlen(pre);
+	d = opendir(dirname(dir));
+	dfd = d ? dirfd(d) : -1;
+	while (d && (e = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (strncmp(e->d_name, pre, npre) || strlen(e->d_name) != npre + 6)
+			continue;
+		fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* nobody holds it, and it is not one being made right now */
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		    st.st_mtime + STALE_AGE < time(NULL) &&
+		    !flock(fd, LOCK_EX | LOCK_NB) && !unlinkat(dfd, e->d_name, 0))
+			ai_warn("removed %s/%s, a temporary file a killed run left", dir, e->d_name);
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	free(pre);
+	free(base);
+	free(dir);
 }
 
 static const char *file_kind(mode_t m)
@@ -207,10 +267,12 @@ void ai_out_open(struct ai_out *o, const char *path)
 {
 	static int registered;
 	struct stat st, out1;
+	sigset_t all, old;
+	int fd, replacing = 0;
 	mode_t um;
-	int fd;
 
 	memset(o, 0, sizeof(*o));
+	o->lockfd = -1;
 	o->path = path;
 	if (!path || !strcmp(path, "-")) {
 		o->path = "standard output";
@@ -239,6 +301,7 @@ void ai_out_open(struct ai_out *o, const char *path)
 		o->target = realpath(path, NULL);
 		if (!o->target)
 			ai_die("cannot resolve %s: %s", path, strerror(errno));
+		replacing = 1;
 	} else if (errno == ENOENT) {
 		if (!lstat(path, &st) && S_ISLNK(st.st_mode))
 			ai_die("%s is a symbolic link to a file that does not exist: not written"
@@ -247,21 +310,57 @@ void ai_out_open(struct ai_out *o, const char *path)
 	} else {
 		ai_die("cannot write %s: %s", path, strerror(errno));
 	}
-	o->tmp = xmalloc(strlen(o->target) + 8);
-	sprintf(o->tmp, "%s.XXXXXX", o->target);
+	remove_stale(o->target);
+	o->tmp = xmalloc(strlen(o->target) + sizeof(TMP_MARK) + 6);
+	sprintf(o->tmp, "%s" TMP_MARK "XXXXXX", o->target);
 	um = umask(0);
 	umask(um);
+	if (!registered) {
+		struct sigaction sa;
+		static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+		size_t i;
+
+		atexit(remove_pending);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_fatal_signal;
+		sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+		for (i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+			sigaction(sigs[i], &sa, NULL);
+		registered = 1;
+	}
+	/* the name is known to the handler from the moment the file is there */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
 	fd = mkstemp(o->tmp);
+	if (fd >= 0)
+		pending_tmp = o->tmp;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0)
 		ai_die("cannot create a temporary file next to %s: %s", o->target,
 		       strerror(errno));
-	if (!registered) {
-		atexit(remove_pending);
-		registered = 1;
+	/* held until the rename: a later run leaves it alone while this one lives */
+	o->lockfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (o->lockfd >= 0)
+		flock(o->lockfd, LOCK_EX | LOCK_NB);
+	if (replacing) {
+		/*
+		 * The file replaced keeps its owner, group and mode (mode last:
+		 * a change of owner clears set-id bits). A user who may replace
+		 * the file but not give it away makes it theirs: said, not fatal.
+		 */
+		if ((st.st_uid != geteuid() || st.st_gid != getegid()) &&
+		    fchown(fd, st.st_uid, st.st_gid))
+			ai_warn("%s: replaced, but its owner and group (%u:%u) could not be kept:"
+				" %s; it is now owned by %u:%u (write it as its owner, or as root,"
+				" to keep them)", path, (unsigned)st.st_uid, (unsigned)st.st_gid,
+				strerror(errno), (unsigned)geteuid(), (unsigned)getegid());
+		if (fchmod(fd, st.st_mode & 07777))
+			ai_die("cannot write %s: setting its mode: %s", o->tmp, strerror(errno));
+	} else if (fchmod(fd, 0666 & ~um)) {
+		/* mkstemp() makes it 0600: the collector may run as another user */
+		ai_die("cannot write %s: %s", o->tmp, strerror(errno));
 	}
-	pending_tmp = o->tmp;
-	/* mkstemp() makes it 0600: the collector may run as another user */
-	if (fchmod(fd, 0666 & ~um) || !(o->f = fdopen(fd, "w")))
+	if (!(o->f = fdopen(fd, "w")))
 		ai_die("cannot write %s: %s", o->tmp, strerror(errno));
 }
 
@@ -296,6 +395,9 @@ void ai_out_commit(struct ai_out *o)
 	if (rename(o->tmp, o->target))
 		ai_die("cannot rename %s to %s: %s", o->tmp, o->target, strerror(errno));
 	pending_tmp = NULL;
+	if (o->lockfd >= 0)
+		close(o->lockfd);
+	o->lockfd = -1;
 	/* the rename itself, on disk */
 	dir = xstrdup(o->target);
 	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
