@@ -67,9 +67,13 @@ struct ai_snap {
 	int live;		/* read from this machine's /proc/allocinfo */
 	double taken_at;	/* Unix time when known (live, or JSON); else 0 */
 	struct ai_ident id;	/* likewise */
+	int json;		/* allocinfo's JSON export, read back */
+	unsigned ident_bad;	/* JSON: AI_ID_* keys whose value was not a name, left out */
 	char **owned;		/* strings made by merging (extra of sums) */
 	size_t nowned, capowned;
 };
+
+enum { AI_ID_HOST = 1, AI_ID_MACHINE = 2, AI_ID_BOOT = 4 };
 
 struct ai_parse_opts {
 	FILE *err;		/* messages; NULL for silence */

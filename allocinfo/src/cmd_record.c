@@ -27,7 +27,8 @@ static const char record_help[] =
 "  -f, --input FILE   read FILE ('-' for stdin); default /proc/allocinfo\n"
 "      --import DIR   every capture in DIR (text, or allocinfo's JSON export,\n"
 "                     which says when and where it was taken), in name order;\n"
-"                     a capture already recorded is skipped\n"
+"                     a capture already recorded is skipped; a text capture\n"
+"                     holds no time: it is refused unless --time mtime\n"
 "  -i, --interval S   take a snapshot every S seconds (fractions allowed);\n"
 "                     without -c, until interrupted (SIGINT, SIGTERM); an\n"
 "                     input that cannot be read or a database that stays\n"
@@ -35,6 +36,8 @@ static const char record_help[] =
 "  -c, --count N      take N snapshots (default 1, or unbounded with -i)\n"
 "      --time T       record the snapshot as taken at Unix time T (seconds)\n"
 "                     instead of now: for captures made elsewhere\n"
+"      --time mtime   with --import: a text capture was taken when its file\n"
+"                     was last modified (written in place, or cp -p)\n"
 "      --host NAME    a capture of host NAME (node name) instead of this\n"
 "                     machine; its identity is --machine-id, or NAME\n"
 "      --machine-id ID, --boot-id ID\n"
@@ -60,6 +63,7 @@ struct rec {
 	const char *label;
 	const char *host, *machine_id, *boot_id;
 	int keep, quiet;
+	int mtime;		/* --import --time mtime: a text capture's time is its file's */
 	int64_t refused, stored, already;
 };
 
@@ -90,14 +94,49 @@ static void meta_of(const struct rec *r, const struct ai_snap *s, double when,
 	m->keep_incomplete = r->keep;
 }
 
+/*
+ * A JSON capture of a running system (it says when it was taken, or
+ * whose it is) says which machine and boot: one that does not, or says it
+ * in a way that cannot be stored, would be filed under this machine or
+ * under nobody. NULL, or why it is refused. --host says whose it is.
+ */
+static const char *ident_problem(const struct rec *r, const struct ai_snap *s)
+{
+	if (!s->json || s->live || r->host)
+		return NULL;
+	if (!(s->taken_at > 0 || *s->id.host || *s->id.machine_id || *s->id.boot_id ||
+	      s->ident_bad))
+		return NULL;	/* the export of a capture file: like the text */
+	if (s->ident_bad & AI_ID_MACHINE)
+		return "its machine_id is not an id (printable ASCII without spaces)";
+	if (s->ident_bad & AI_ID_BOOT)
+		return "its boot_id is not an id (printable ASCII without spaces)";
+	if (s->ident_bad & AI_ID_HOST)
+		return "its host is not a node name (printable ASCII without spaces)";
+	if (!*s->id.machine_id)
+		return "it has no machine_id";
+	if (!*s->id.boot_id)
+		return "it has no boot_id";
+	return NULL;
+}
+
 /* one capture into the database: 0 stored, 1 refused or incomplete, -1 locked */
 static int record_one(struct rec *r, const struct ai_snap *s, double when)
 {
 	struct ai_db_meta m;
 	char problem[512], b[32];
+	const char *why;
 	int64_t sid;
 	int status;
 
+	why = ident_problem(r, s);
+	if (why) {
+		r->refused++;
+		ai_warn("%s: not recorded: a JSON capture of a running system, but %s: whose"
+			" it is cannot be told (it is not filed under this machine); record it"
+			" with --host NAME --machine-id ID --boot-id ID", s->name, why);
+		return 1;
+	}
 	meta_of(r, s, when, &m);
 	sid = ai_db_record(&r->st, s, &m, &status, problem, sizeof(problem));
 	if (sid < 0)
@@ -173,9 +212,21 @@ static int import_dir(struct rec *r, const char *dir, const struct ai_common *co
 			continue;
 		}
 		/*
-		 * A text capture was taken when it was written, unless its time
-		 * was lost: copied without cp -p, captures share one.
+		 * A text capture holds no time: its modification time is when it
+		 * was taken only if whoever made the directory says so (--time
+		 * mtime), and not even then when captures share one (copied
+		 * without cp -p).
 		 */
+		if (s.taken_at <= 0 && !r->mtime) {
+			ai_warn("%s: not recorded: a text capture holds no time of its own: if the"
+				" files' modification times are when they were taken (written in"
+				" place, or copied with cp -p), import with --time mtime; else record"
+				" it with -f %s --time T", names[i], names[i]);
+			r->refused++;
+			rc = AI_EXIT_SKIPPED;
+			ai_snap_free(&s);
+			continue;
+		}
 		for (j = 0; s.taken_at <= 0 && j < n && (j == i || mtimes[j] != mtimes[i]); j++)
 			;
 		if (s.taken_at <= 0 && j < n) {
@@ -189,7 +240,7 @@ static int import_dir(struct rec *r, const char *dir, const struct ai_common *co
 			continue;
 		}
 		meta_of(r, &s, s.taken_at > 0 ? -1 : (double)st.st_mtime, &m);
-		if (ai_db_has(r->st.db, *m.id.machine_id ? m.id.machine_id : m.id.host,
+		if (!ident_problem(r, &s) && ai_db_has(r->st.db, *m.id.machine_id ? m.id.machine_id : m.id.host,
 			      m.when, s.name)) {
 			r->already++;
 			ai_snap_free(&s);
@@ -278,6 +329,10 @@ int cmd_record(int argc, char **argv)
 			have_count = 1;
 			break;
 		case OPT_TIME:
+			if (!strcmp(optarg, "mtime")) {
+				r.mtime = 1;
+				break;
+			}
 			/* a time that can be printed and pruned: 1970 to a day from now */
 			when = strtod(optarg, &e);
 			if (*e || e == optarg || !isfinite(when) || when < 0 ||
@@ -322,9 +377,16 @@ int cmd_record(int argc, char **argv)
 	if ((r.machine_id || r.boot_id) && !r.host)
 		ai_usage_err("record: --machine-id and --boot-id go with --host (a capture of"
 			     " another host; this one's are read from the system)");
-	if (import && (co.input || interval > 0 || have_count || when >= 0))
-		ai_usage_err("record: --import goes without -f, -i, -c and --time (each"
-			     " capture says when, or its file's time does)");
+	if (import && (co.input || interval > 0 || have_count))
+		ai_usage_err("record: --import goes without -f, -i and -c (each capture says"
+			     " when, or --time mtime takes its file's time)");
+	if (import && when >= 0)
+		ai_usage_err("record: --import takes --time mtime (each text capture at its"
+			     " file's modification time), not one time T for every capture:"
+			     " record one capture with -f FILE --time T");
+	if (r.mtime && !import)
+		ai_usage_err("record: --time mtime goes with --import DIR (-f FILE takes"
+			     " --time T, Unix seconds)");
 	if (!have_count)
 		count = interval > 0 ? 0 : 1;
 	if (when >= 0 && count != 1)

@@ -478,6 +478,7 @@ void ai_parse_json(struct parser *ps, char *buf, size_t len)
 	char *key;
 
 	s->has_header = 1;	/* the version is a field */
+	s->json = 1;
 	if (!eat(&j, '{')) {
 		syntax(&j, "expected '{'");
 		goto out;
@@ -516,11 +517,14 @@ void ai_parse_json(struct parser *ps, char *buf, size_t len)
 
 			if (!v)
 				goto out;
-			if (ai_ident_word(v) && strlen(v) < dn)
+			if (ai_ident_word(v) && strlen(v) < dn) {
 				strcpy(d, v);
-			else
-				ai_problem(ps, WARNING, "JSON: %s is not a name without spaces: left out",
-					   key);
+			} else {
+				s->ident_bad |= key[0] == 'h' ? AI_ID_HOST : key[0] == 'm' ?
+					AI_ID_MACHINE : key[0] == 'b' ? AI_ID_BOOT : 0;
+				ai_problem(ps, WARNING, "JSON: %s is not a name without spaces"
+					   " (at most %zu characters): left out", key, dn - 1);
+			}
 		} else if (!strcmp(key, "tags")) {
 			if (!eat(&j, '[')) {
 				syntax(&j, "expected '[' for tags");

@@ -150,6 +150,40 @@ j = json.load(open(sys.argv[1]))
 assert j["host"] == "web3-renamed" and j["machine_id"] == "0123456789abcdef0123456789abcdef"
 assert j["boot_id"] == "boot-a" and j["kernel"] == "6.12.0-test" and j["taken_at"] > 1.7e9
 PY
+# a JSON capture of a running system whose machine or boot is missing or
+# not an id is refused, not filed under the machine importing it
+mkdir -p "$W/ids"
+python3 - "$W/imp/a.json" "$W/ids" <<'PY'
+import json, os, sys
+j = json.load(open(sys.argv[1]))
+cases = [("good", {}), ("mid-space", {"machine_id": "not an id"}), ("mid-none", {"machine_id": None}),
+         ("boot-long", {"boot_id": "b" * 100}), ("boot-none", {"boot_id": None}),
+         ("host-space", {"host": "web 3"}), ("ids-none", {"machine_id": None, "boot_id": None, "host": None})]
+for i, (name, change) in enumerate(cases):
+    c = dict(j, taken_at=1700000000 + 300 * i)
+    for k, v in change.items():
+        if v is None:
+            del c[k]
+        else:
+            c[k] = v
+    json.dump(c, open(os.path.join(sys.argv[2], "%d-%s.json" % (i, name)), "w"))
+PY
+"$BIN" record -q -d "$W/ids.db" --import "$W/ids" 2> "$W/err"
+rc=$?
+check "record --import of 6 JSON captures with a machine or boot id missing or not an id: exit 3, only the good one stored" \
+	"3 1|0123456789abcdef0123456789abcdef|boot-a|0-good.json" \
+	"$rc $(sq "$W/ids.db" "SELECT count(*), machine_id, boot_id, replace(source, '$W/ids/', '') FROM snapshot")"
+check "and each refused one is named, with why and the way out (--host, --machine-id, --boot-id)" \
+	"6 1 1 1 1 1 1" "$(grep -c 'not recorded: a JSON capture of a running system, but .*record it with --host NAME --machine-id ID --boot-id ID' "$W/err") \
+$(grep -c '1-mid-space.json: not recorded: .*its machine_id is not an id' "$W/err") \
+$(grep -c '2-mid-none.json: not recorded: .*it has no machine_id' "$W/err") \
+$(grep -c '3-boot-long.json: not recorded: .*its boot_id is not an id' "$W/err") \
+$(grep -c '4-boot-none.json: not recorded: .*it has no boot_id' "$W/err") \
+$(grep -c '5-host-space.json: not recorded: .*its host is not a node name' "$W/err") \
+$(grep -c '6-ids-none.json: not recorded: .*it has no machine_id' "$W/err")"
+"$BIN" record -q -d "$W/ids.db" -f "$W/ids/2-mid-none.json" --host web3 --machine-id m-given --boot-id b-given 2> "$W/err"
+check "record -f of one with --host NAME --machine-id ID --boot-id ID: stored as given" \
+	"0 m-given|boot-a" "$? $(sq "$W/ids.db" "SELECT machine_id, boot_id FROM snapshot WHERE source LIKE '%2-mid-none.json'")"
 
 # ---- the options' ranges ----
 for t in 1e20 -5 nan $(( $(date +%s) + 3 * 86400 )); do
@@ -320,14 +354,23 @@ else nok "record -i past a locked database and a vanished input" "exit $rc, $got
 mkdir -p "$W/notime"
 for k in 1 2 3; do cp "$W/c0.txt" "$W/notime/c$k.txt"; done
 touch -d @1700000000 "$W/notime"/c*.txt
-"$BIN" record -q -d "$W/notime.db" --import "$W/notime" 2> "$W/err"
-check "record --import of 3 text captures sharing one time: exit 3, nothing recorded" "3 0 0" \
+"$BIN" record -q -d "$W/notime.db" --import "$W/notime" --time mtime 2> "$W/err"
+check "record --import --time mtime of 3 text captures sharing one time: exit 3, nothing recorded" "3 0 0" \
 	"$? $(sq "$W/notime.db" 'SELECT count(*) FROM snapshot') $(sq "$W/notime.db" 'SELECT count(*) FROM tag')"
 grep -q "cp -p" "$W/err" && grep -q -- "--time T" "$W/err" && ok "and says why and how to record them" ||
 	nok "and says why and how to record them" "$(cat "$W/err")"
 touch -d @1700000300 "$W/notime/c2.txt"; touch -d @1700000600 "$W/notime/c3.txt"
+# a text capture holds no time: its file's is taken only when asked
 "$BIN" record -q -d "$W/notime.db" --import "$W/notime" 2> "$W/err"
-check "with their times restored: the 3 recorded at them" "0 1700000000 1700000300 1700000600" \
+check "record --import of 3 text captures without --time mtime: exit 3, nothing recorded" "3 0" \
+	"$? $(sq "$W/notime.db" 'SELECT count(*) FROM snapshot')"
+check "and each is named, with the two ways to record it (--time mtime, -f FILE --time T)" 3 \
+	"$(grep -c 'c[123].txt: not recorded: a text capture holds no time of its own: .*--time mtime; else record it with -f .*c[123].txt --time T' "$W/err")"
+"$BIN" record -q -d "$W/notime.db" --import "$W/notime" --time 1700000000 > /dev/null 2> "$W/err"
+check "record --import --time T (one time for every capture): usage error naming --time mtime and -f FILE --time T" "2 1" \
+	"$? $(grep -c -- '--import takes --time mtime.*-f FILE --time T' "$W/err")"
+"$BIN" record -q -d "$W/notime.db" --import "$W/notime" --time mtime 2> "$W/err"
+check "with --time mtime and their times restored: the 3 recorded at them" "0 1700000000 1700000300 1700000600" \
 	"$? $(sq "$W/notime.db" 'SELECT group_concat(CAST(taken_at AS INT), " ") FROM snapshot')"
 
 done_tap
