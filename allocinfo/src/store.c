@@ -99,9 +99,20 @@ static const char *db_name(sqlite3 *db)
 	return n && *n ? n : "(database)";
 }
 
-/* what an SQLite error means for the user of the file */
-static const char *hint(int rc)
+/*
+ * What an SQLite error means for the user of the file. A full disk is
+ * SQLITE_FULL when a write fails, but a disk I/O error when the -shm
+ * file cannot be made: the errno tells.
+ */
+static const char *hint_of(sqlite3 *db, int rc)
 {
+	int e = db ? sqlite3_system_errno(db) : 0;
+
+	if ((rc & 0xff) == SQLITE_FULL ||
+	    ((rc & 0xff) == SQLITE_IOERR && (e == ENOSPC || e == EDQUOT)))
+		return ": no space left on the file system of the database (or its quota is"
+		       " used up): nothing was written; free space there (df shows it),"
+		       " then run again ('allocinfo prune' keeps the database from growing)";
 	switch (rc & 0xff) {
 	case SQLITE_CORRUPT:
 		return ": the file is damaged (cut short or overwritten?): restore a copy,"
@@ -117,8 +128,6 @@ static const char *hint(int rc)
 	case SQLITE_PERM:
 		return ": no access (a WAL database needs write access to its directory"
 		       " for its -shm file: run as its owner, or copy it)";
-	case SQLITE_FULL:
-		return ": the disk is full";
 	}
 	return "";
 }
@@ -128,7 +137,7 @@ void ai_db_die(sqlite3 *db, const char *what)
 	int rc = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
 
 	ai_die("database %s: %s: %s%s", db_name(db), what,
-	       db ? sqlite3_errmsg(db) : "?", hint(rc));
+	       db ? sqlite3_errmsg(db) : "?", hint_of(db, rc));
 }
 
 int ai_db_begin(sqlite3 *db)
@@ -166,7 +175,7 @@ static int user_version(sqlite3 *db, const char *path, char *err, size_t n)
 	sqlite3_finalize(st);
 	if (v < 0)
 		snprintf(err, n, "cannot read database %s: %s%s", path, sqlite3_errmsg(db),
-			 hint(rc));
+			 hint_of(db, rc));
 	return v;
 }
 
@@ -229,7 +238,7 @@ static int upgrade(sqlite3 *db, int v, char *err, size_t n)
 	return 0;
 sqlerr:
 	snprintf(err, n, "database %s: upgrading the schema: %s%s", path, sqlite3_errmsg(db),
-		 hint(sqlite3_extended_errcode(db)));
+		 hint_of(db, sqlite3_extended_errcode(db)));
 bad:
 	exec(db, "ROLLBACK");
 	return -1;
@@ -339,7 +348,7 @@ sqlite3 *ai_db_try_open(const char *path, enum ai_db_mode mode, char *err, size_
 		mode == AI_DB_WRITE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
 	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
 		snprintf(err, n, "cannot open database %s: %s%s", path, sqlite3_errmsg(db),
-			 hint(sqlite3_extended_errcode(db)));
+			 hint_of(db, sqlite3_extended_errcode(db)));
 		return fail(db, err, n, NULL, path, 0);
 	}
 	sqlite3_extended_result_codes(db, 1);
@@ -395,7 +404,7 @@ sqlite3 *ai_db_try_open(const char *path, enum ai_db_mode mode, char *err, size_
 	if (mode != AI_DB_READ) {
 		if (exec(db, "PRAGMA journal_mode = WAL") != SQLITE_OK) {
 			snprintf(err, n, "database %s: switching to WAL mode: %s%s", path,
-				 sqlite3_errmsg(db), hint(sqlite3_extended_errcode(db)));
+				 sqlite3_errmsg(db), hint_of(db, sqlite3_extended_errcode(db)));
 			return fail(db, err, n, NULL, path, 0);
 		}
 		exec(db, "PRAGMA synchronous = NORMAL");
@@ -404,7 +413,7 @@ sqlite3 *ai_db_try_open(const char *path, enum ai_db_mode mode, char *err, size_
 		return fail(db, err, n, NULL, path, 0);
 	if (mode != AI_DB_READ && exec(db, indexes) != SQLITE_OK) {
 		snprintf(err, n, "database %s: adding its indexes: %s%s", path,
-			 sqlite3_errmsg(db), hint(sqlite3_extended_errcode(db)));
+			 sqlite3_errmsg(db), hint_of(db, sqlite3_extended_errcode(db)));
 		return fail(db, err, n, NULL, path, 0);
 	}
 	exec(db, "PRAGMA foreign_keys = ON");
@@ -1456,7 +1465,7 @@ int ai_db_merge(sqlite3 *db, const char *path, int64_t *added, int64_t *skipped,
 	}
 	if (rc != SQLITE_DONE) {
 		snprintf(err, n, "database %s: reading its snapshots: %s%s", path,
-			 sqlite3_errmsg(src), hint(sqlite3_extended_errcode(src)));
+			 sqlite3_errmsg(src), hint_of(src, sqlite3_extended_errcode(src)));
 		exec(db, "ROLLBACK");
 		*added = 0;
 	} else {

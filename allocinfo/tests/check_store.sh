@@ -373,4 +373,50 @@ check "record --import --time T (one time for every capture): usage error naming
 check "with --time mtime and their times restored: the 3 recorded at them" "0 1700000000 1700000300 1700000600" \
 	"$? $(sq "$W/notime.db" 'SELECT group_concat(CAST(taken_at AS INT), " ") FROM snapshot')"
 
+# ---- a full disk: a small tmpfs of this test's own ----
+# record stops with what is wrong and the way out, exit 1, and stores no
+# part of the snapshot: both when the disk is full before the database's
+# -shm file can be made, and when the snapshot's pages do not fit
+full_disk() {
+	local M=$W/fullfs c k before
+	mkdir -p "$M"
+	if [ "$(id -u)" != 0 ] || ! mount -t tmpfs -o size=2m allocinfo-test "$M" 2> /dev/null; then
+		n=$((n + 1)); echo "ok $n - # SKIP a full disk needs a tmpfs of its own: mount -t tmpfs (root, outside a restricted container)"
+		n=$((n + 1)); echo "ok $n - # SKIP a full disk needs a tmpfs of its own: mount -t tmpfs (root, outside a restricted container)"
+		return
+	fi
+	trap 'umount "$W/fullfs" 2> /dev/null; tap_cleanup' EXIT
+	for k in 0 1 2; do capture $k > "$W/full$k.txt"; done
+	"$BIN" record -q -d "$M/f.db" -f "$W/full0.txt" --time $t0 --host f --machine-id m-f --boot-id b-f
+	before=$(sq "$M/f.db" 'SELECT count(*) FROM snapshot')
+	# full before the database is opened: its -shm file cannot be made
+	dd if=/dev/zero of="$M/fill" bs=4k 2> /dev/null
+	"$BIN" record -q -d "$M/f.db" -f "$W/full1.txt" --time $((t0 + dt)) --host f --machine-id m-f --boot-id b-f 2> "$W/err"
+	c=$?
+	rm -f "$M/fill"
+	if [ $c = 1 ] && grep -q "no space left on the file system of the database .*free space there" "$W/err" &&
+		[ "$(sq "$M/f.db" 'SELECT count(*) FROM snapshot')" = "$before" ]; then
+		ok "record on a full disk (no room for the -shm file): exit 1, 'no space left', the way out, nothing stored"
+	else nok "record on a full disk (no room for the -shm file): exit 1, 'no space left', the way out, nothing stored" "exit $c: $(cat "$W/err")"; fi
+	# full while the snapshot is written: a reader keeps -shm and -wal there
+	python3 -c '
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1])
+c.execute("SELECT count(*) FROM snapshot").fetchall()
+open(sys.argv[2], "w").close()
+time.sleep(60)' "$M/f.db" "$W/reading" &
+	pids+=($!)
+	for _ in $(seq 50); do [ -e "$W/reading" ] && break; sleep 0.1; done
+	dd if=/dev/zero of="$M/fill" bs=4k 2> /dev/null
+	"$BIN" record -q -d "$M/f.db" -f "$W/full2.txt" --time $((t0 + 2 * dt)) --host f --machine-id m-f --boot-id b-f 2> "$W/err"
+	c=$?
+	kill "${pids[-1]}"; wait "${pids[-1]}" 2> /dev/null
+	rm -f "$M/fill"
+	check "record when the snapshot does not fit: exit 1, 'no space left', the way out; after, nothing of it stored, the database intact" \
+		"1 1 $before ok" "$c $(grep -c "no space left on the file system of the database .*free space there" "$W/err") \
+$(sq "$M/f.db" 'SELECT count(*) FROM snapshot') $(sq "$M/f.db" 'PRAGMA integrity_check')"
+	umount "$M"
+}
+full_disk
+
 done_tap
