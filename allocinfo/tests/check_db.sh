@@ -310,4 +310,20 @@ if "$BIN" --help | grep -q 'plot     a PNG'; then
 else
 	nok "allocinfo-plot is built next to $BIN (make test builds it)"
 fi
+
+# what report leaks cannot judge, it says: a window of one time (captures
+# imported without their times) exits 5, and the grace period after the
+# boot is stated with its end (the default, 1 h, as documented)
+for k in 0 1 2 3 4; do
+	"$BIN" record -q -d "$W/same.db" -f "$W/snap$k.txt" --time $t0
+	"$BIN" record -q -d "$W/young.db" -f "$W/snap$k.txt" --time $((t0 + k * 300))
+done
+out=$("$BIN" report leaks --grace 0 -d "$W/same.db")
+check "report leaks over 5 snapshots of one time: exit 5, 'too short to judge', no suspect" "5 1 " \
+	"$? $(grep -c '^# too short to judge: the 5 snapshots were all taken at one time' <<< "$out") $(grep -v '^#' <<< "$out")"
+check "and -F json says too_short" "True" \
+	"$("$BIN" report leaks --grace 0 -d "$W/same.db" -F json | python3 -c 'import json, sys; print(json.load(sys.stdin)["hosts"][0]["boots"][0]["too_short"])')"
+out=$("$BIN" report leaks -d "$W/young.db")
+check "report leaks 20 minutes into a boot: exit 0, the grace period (1 h) and its end stated, no suspect" \
+	"0 1 " "$? $(grep -c "^# not judged yet: the grace period after the boot (60 min from its first snapshot) lasts until $(date -u -d @$((t0 + 3600)) +%FT%TZ)" <<< "$out") $(grep -v '^#' <<< "$out")"
 done_tap
