@@ -5,8 +5,9 @@ minutes apart, with a kernel upgrade (a reboot into a kernel whose
 second kernel. Times record, report leaks, report growth, prune (of the
 first kernel's snapshots, which orphans its 7,000 tags) and plot, and
 prints them. What is checked comes from the scenario: prune removes the
-first kernel's snapshots and tags, exactly, in under 5 seconds (at N =
-10,000); report leaks finds the planted leak and nothing else.
+first kernel's snapshots and tags, exactly, in under 5 seconds at N =
+10,000 (N / 2,000 s below, 1 s at least); report leaks finds the planted leak
+and nothing else.
 
 usage: check_scale.py BINARY PLOT-BINARY
        SCALE_SNAPSHOTS=N (default 10000), SCALE_PRUNE_LIMIT=S (default 5),
@@ -120,8 +121,11 @@ try:
     ok(rc == 0 and "removed %d snapshot(s); %d left" % (half, N + 1 - half) in out and
        "removed %d tag(s)" % NTAGS in out,
        "prune removes the first kernel's %d snapshots and its %d tags" % (half, NTAGS), out + err)
-    if N >= 10000:
-        ok(dt < LIMIT, "prune took under %g s (%.2f s)" % (LIMIT, dt))
+    # the target is 5 s at 10,000 snapshots; prune's time goes with what it
+    # removes (the snapshots, half of N), so a smaller N gets its share
+    limit = LIMIT * min(max(N, 2000), 10000) / 10000
+    ok(dt < limit, "prune of %d snapshots and %d tags took under %.2g s (%g s at 10,000): %.2f s"
+       % (half, NTAGS, limit, LIMIT, dt))
     dt, rc, out, err = timed([BIN, "report", "leaks", "-d", db, "-F", "json"])
     got = [(x["func"], round(x["rate"], 2)) for h in json.loads(out)["hosts"] for b in h["boots"] for x in b["suspects"]]
     ok(rc == 4 and got == [("alloc_0", float(LEAK_RATE))], "after prune, report leaks the same (%.2f s)" % dt,

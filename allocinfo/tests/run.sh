@@ -10,7 +10,7 @@ pass=0 failed=0 skipped=0
 PY=$(command -v python3 || true)
 
 one() {
-	local name=$1 log=$B/test/$1.log rc=0 p f s
+	local name=$1 log=$B/test/$1.log rc=0 p f s t0=$SECONDS
 	shift
 	echo "== $name"
 	"$@" > "$log" 2>&1 || rc=$?
@@ -23,7 +23,7 @@ one() {
 		tail -n 5 "$log"
 		f=1
 	fi
-	echo "   $p passed, $f failed, $s skipped (log: $log)"
+	echo "   $p passed, $f failed, $s skipped in $((SECONDS - t0)) s (log: $log)"
 	pass=$((pass + p)) failed=$((failed + f)) skipped=$((skipped + s))
 }
 
@@ -49,5 +49,5 @@ one fleet bash "$HERE/check_fleet.sh" "$B/allocinfo"
 one install bash "$HERE/check_install.sh"
 
 echo
-echo "$pass passed, $failed failed, $skipped skipped"
+echo "$pass passed, $failed failed, $skipped skipped ($((SECONDS / 60)) min $((SECONDS % 60)) s)"
 [ "$failed" -eq 0 ]
