@@ -31,8 +31,8 @@ static const char record_help[] =
 "                     holds no time: it is refused unless --time mtime\n"
 "  -i, --interval S   take a snapshot every S seconds (fractions allowed);\n"
 "                     without -c, until interrupted (SIGINT, SIGTERM); an\n"
-"                     input that cannot be read or a database that stays\n"
-"                     locked skips one snapshot\n"
+"                     input that cannot be read, a database that stays\n"
+"                     locked or a full disk skips one snapshot\n"
 "  -c, --count N      take N snapshots (default 1, or unbounded with -i)\n"
 "      --time T       record the snapshot as taken at Unix time T (seconds)\n"
 "                     instead of now: for captures made elsewhere\n"
@@ -120,7 +120,19 @@ static const char *ident_problem(const struct rec *r, const struct ai_snap *s)
 	return NULL;
 }
 
-/* one capture into the database: 0 stored, 1 refused or incomplete, -1 locked */
+/* what a full disk means for a snapshot */
+static const char *full_msg(const struct rec *r)
+{
+	static char m[1024];
+
+	snprintf(m, sizeof(m), "no space left on the file system of the database %s (or its"
+		 " quota is used up): nothing of the snapshot was written; free space there"
+		 " (df shows it) ('allocinfo prune' keeps the database from growing)",
+		 sqlite3_db_filename(r->st.db, "main"));
+	return m;
+}
+
+/* one capture into the database: 0 stored, 1 refused or incomplete, -1 locked, -2 disk full */
 static int record_one(struct rec *r, const struct ai_snap *s, double when)
 {
 	struct ai_db_meta m;
@@ -140,7 +152,7 @@ static int record_one(struct rec *r, const struct ai_snap *s, double when)
 	meta_of(r, s, when, &m);
 	sid = ai_db_record(&r->st, s, &m, &status, problem, sizeof(problem));
 	if (sid < 0)
-		return -1;
+		return (int)sid;
 	if (status == AI_SNAP_REFUSED) {
 		r->refused++;
 		ai_warn("%s: not recorded: %s (snapshot %lld says so; --keep-incomplete"
@@ -247,6 +259,8 @@ static int import_dir(struct rec *r, const char *dir, const struct ai_common *co
 			continue;
 		}
 		one = record_one(r, &s, m.when);
+		if (one == -2)
+			ai_die("%s: not recorded: %s", names[i], full_msg(r));
 		if (one < 0)
 			ai_die("database %s is locked by another process (waited %.0f s;"
 			       " --wait S waits longer)", sqlite3_db_filename(r->st.db, "main"),
@@ -436,7 +450,14 @@ int cmd_record(int argc, char **argv)
 			}
 		}
 		one = record_one(&r, &s, when);
-		if (one < 0) {
+		if (one == -2 && !interval)
+			ai_die("%s: not recorded: %s", s.name, full_msg(&r));
+		if (one == -2) {
+			/* a disk filled for a while: the next snapshot may fit */
+			ai_warn("%s: snapshot skipped: %s; trying again in %g s", s.name,
+				full_msg(&r), interval);
+			rc = AI_EXIT_SKIPPED;
+		} else if (one < 0) {
 			if (!interval)
 				ai_die("database %s is locked by another process (waited %.0f s;"
 				       " --wait S waits longer): nothing recorded", dbpath, ai_db_wait);

@@ -99,6 +99,15 @@ static const char *db_name(sqlite3 *db)
 	return n && *n ? n : "(database)";
 }
 
+/* the last error of db is a full disk (or a used-up quota) */
+static int disk_full(sqlite3 *db)
+{
+	int rc = sqlite3_extended_errcode(db), e = sqlite3_system_errno(db);
+
+	return (rc & 0xff) == SQLITE_FULL ||
+	       ((rc & 0xff) == SQLITE_IOERR && (e == ENOSPC || e == EDQUOT));
+}
+
 /*
  * What an SQLite error means for the user of the file. A full disk is
  * SQLITE_FULL when a write fails, but a disk I/O error when the -shm
@@ -885,8 +894,11 @@ static int64_t tag_id(struct ai_db_state *st, sqlite3_stmt *ins, const struct ai
 	sqlite3_bind_int64(ins, 2, t->line);
 	sqlite3_bind_text(ins, 3, t->module, -1, SQLITE_STATIC);
 	sqlite3_bind_text(ins, 4, t->func, -1, SQLITE_STATIC);
-	if (sqlite3_step(ins) != SQLITE_DONE)
+	if (sqlite3_step(ins) != SQLITE_DONE) {
+		if (disk_full(st->db))
+			return -2;
 		ai_db_die(st->db, "adding a tag");
+	}
 	sqlite3_reset(ins);
 	ai_db_state_names(st);
 	id = find_tag(st, t);
@@ -1032,15 +1044,15 @@ static int module_in(const struct ai_snap *s, const char *mod)
 	return 0;
 }
 
-/* record S, in the transaction open */
+/* record S, in the transaction open; -2: the disk is full (roll it back) */
 static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 			 const struct ai_db_meta *m, const struct copied *cp,
 			 int *status, char *problem, size_t np)
 {
 	sqlite3 *db = st->db;
 	const char *key = *m->id.machine_id ? m->id.machine_id : m->id.host;
-	sqlite3_stmt *q, *ins, *smp;
-	int64_t base = -1, base_depth = 0, sid, total = 0, *ids;
+	sqlite3_stmt *q, *ins = NULL, *smp = NULL;
+	int64_t base = -1, base_depth = 0, sid = -2, total = 0, *ids;
 	uint64_t calls = 0;
 	unsigned char *seen;
 	int base_status = AI_SNAP_REFUSED, key_frame;
@@ -1061,8 +1073,13 @@ static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 			       " WHERE host = ?2 AND machine_id <> '')");
 		sqlite3_bind_text(q, 1, m->id.machine_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(q, 2, m->id.host, -1, SQLITE_STATIC);
-		if (sqlite3_step(q) != SQLITE_DONE)
+		if (sqlite3_step(q) != SQLITE_DONE) {
+			if (disk_full(db)) {
+				sqlite3_finalize(q);
+				return -2;
+			}
 			ai_db_die(db, "claiming the snapshots of an older allocinfo");
+		}
 		sqlite3_finalize(q);
 	}
 	/* the base: the host's last snapshot with samples taken before this one */
@@ -1163,9 +1180,12 @@ static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 		for (i = 0; i < s->ntags; i++)
 			if (ids[i] < 0) {
 				ids[i] = tag_id(st, ins, &s->tags[i]);
+				if (ids[i] < 0)
+					goto full;
 				grow(st, ids[i]);
 			}
 		sqlite3_finalize(ins);
+		ins = NULL;
 		seen = xrealloc(seen, st->cap);
 		memset(seen, 0, st->cap);
 		for (i = 0; i < s->ntags; i++)
@@ -1202,8 +1222,13 @@ static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 	else
 		sqlite3_bind_int64(q, 15, base);
 	sqlite3_bind_int64(q, 16, key_frame || *status == AI_SNAP_REFUSED ? 0 : base_depth + 1);
-	if (sqlite3_step(q) != SQLITE_DONE)
+	if (sqlite3_step(q) != SQLITE_DONE) {
+		if (disk_full(db)) {
+			sqlite3_finalize(q);
+			goto full;
+		}
 		ai_db_die(db, "adding a snapshot");
+	}
 	sqlite3_finalize(q);
 	sid = sqlite3_last_insert_rowid(db);
 
@@ -1219,8 +1244,13 @@ static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 			sqlite3_bind_int64(smp, 3, 0);
 			sqlite3_bind_int64(smp, 4, -1);
 			sqlite3_bind_text(smp, 5, "", -1, SQLITE_STATIC);
-			if (sqlite3_step(smp) != SQLITE_DONE)
+			if (sqlite3_step(smp) != SQLITE_DONE) {
+				if (disk_full(db)) {
+					sid = -2;
+					goto full;
+				}
 				ai_db_die(db, "adding a sample");
+			}
 			sqlite3_reset(smp);
 			set_value(st, i, 0, -1, NULL);
 		}
@@ -1239,15 +1269,24 @@ static int64_t record_in(struct ai_db_state *st, const struct ai_snap *s,
 			sqlite3_bind_int64(smp, 3, t->bytes);
 			sqlite3_bind_int64(smp, 4, c);
 			sqlite3_bind_text(smp, 5, t->extra, -1, SQLITE_STATIC);
-			if (sqlite3_step(smp) != SQLITE_DONE)
+			if (sqlite3_step(smp) != SQLITE_DONE) {
+				if (disk_full(db)) {
+					sid = -2;
+					goto full;
+				}
 				ai_db_die(db, "adding a sample");
+			}
 			sqlite3_reset(smp);
 			set_value(st, ids[i], t->bytes, c, t->extra);
 		}
 		sqlite3_finalize(smp);
+		smp = NULL;
 		st->id = sid;
 		st->depth = key_frame ? 0 : base_depth + 1;
 	}
+full:
+	sqlite3_finalize(ins);
+	sqlite3_finalize(smp);
 	free(seen);
 	free(ids);
 	return sid;
@@ -1262,7 +1301,22 @@ int64_t ai_db_record(struct ai_db_state *st, const struct ai_snap *s,
 	if (ai_db_begin(st->db) < 0)
 		return -1;
 	sid = record_in(st, s, m, NULL, status, problem, np);
-	ai_db_commit(st->db);
+	if (sid >= 0 && exec(st->db, "COMMIT") != SQLITE_OK) {
+		if (!disk_full(st->db))
+			ai_db_die(st->db, "COMMIT");
+		sid = -2;
+	}
+	if (sid == -2) {
+		/*
+		 * Nothing of it is kept: the transaction goes, and so does what
+		 * the state learnt in it (the base's values, new tag ids).
+		 */
+		sqlite3 *db = st->db;
+
+		exec(db, "ROLLBACK");
+		ai_db_state_free(st);
+		ai_db_state_init(st, db);
+	}
 	return sid;
 }
 
@@ -1459,7 +1513,8 @@ int ai_db_merge(sqlite3 *db, const char *path, int64_t *added, int64_t *skipped,
 		cp.ntags = sqlite3_column_int64(q, 12);
 		cp.total_bytes = sqlite3_column_int64(q, 13);
 		cp.total_calls = sqlite3_column_int64(q, 14);
-		record_in(&to, &s, &m, &cp, &status, problem, sizeof(problem));
+		if (record_in(&to, &s, &m, &cp, &status, problem, sizeof(problem)) == -2)
+			ai_db_die(db, "copying a snapshot");
 		ai_snap_free(&s);
 		(*added)++;
 	}

@@ -101,7 +101,8 @@ struct ai_db_meta {
 };
 /*
  * Record S. Returns its id and sets *status and problem (why it is not
- * complete); -1 when the database stayed locked (nothing written).
+ * complete); -1 when the database stayed locked, -2 when the disk is
+ * full (nothing written either way).
  */
 int64_t ai_db_record(struct ai_db_state *st, const struct ai_snap *s,
 		     const struct ai_db_meta *m, int *status, char *problem, size_t n);
