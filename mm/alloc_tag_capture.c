@@ -758,6 +758,26 @@ static int capture_tags_line(char *line)
 	return unchoose ? capture_unchoose(&sel) : capture_choose(&sel);
 }
 
+/*
+ * Set the stack depot up, and store a record it has not seen, so that it
+ * keeps a pool in reserve. Returns 0, or capture_fail()'s error when the
+ * depot keeps no trace: it was disabled at boot (stack_depot_disable=on,
+ * which Android's command line has), or it has no memory; stack_depot_init()
+ * returns 0 in the first case, so the record tells.
+ */
+static int capture_depot_ready(void)
+{
+	static unsigned long starts;
+	unsigned long entries[2] = { (unsigned long)capture_depot_ready, ++starts };
+
+	if (!stack_depot_init() &&
+	    stack_depot_save_flags(entries, ARRAY_SIZE(entries), GFP_KERNEL,
+				   STACK_DEPOT_FLAG_CAN_ALLOC))
+		return 0;
+	return capture_fail(-EOPNOTSUPP,
+			    "the stack depot keeps no call chain: it is disabled (boot without stack_depot_disable=on) or has no memory (see the boot log)");
+}
+
 static ssize_t capture_tags_write(struct file *file, const char __user *ubuf,
 				  size_t count, loff_t *ppos)
 {
@@ -772,11 +792,9 @@ static ssize_t capture_tags_write(struct file *file, const char __user *ubuf,
 
 	mutex_lock(&capture_lock);
 	last_error[0] = '\0';
-	if (stack_depot_init()) {
-		err = capture_fail(-ENOMEM,
-				   "the stack depot could not be set up: see the boot log");
+	err = capture_depot_ready();
+	if (err)
 		goto unlock;
-	}
 	err = capture_find_noprof();
 	if (err)
 		goto unlock;
@@ -853,16 +871,6 @@ static int capture_reset(unsigned int n)
 	return err;
 }
 
-/* A record the depot has not seen, stored so that it keeps a pool in reserve. */
-static void capture_depot_reserve(void)
-{
-	static unsigned long starts;
-	unsigned long entries[2] = { (unsigned long)capture_depot_reserve, ++starts };
-
-	stack_depot_save_flags(entries, ARRAY_SIZE(entries), GFP_KERNEL,
-			       STACK_DEPOT_FLAG_CAN_ALLOC);
-}
-
 static ssize_t capture_control_write(struct file *file, const char __user *ubuf,
 				     size_t count, loff_t *ppos)
 {
@@ -882,12 +890,9 @@ static ssize_t capture_control_write(struct file *file, const char __user *ubuf,
 		if (!mem_alloc_profiling_enabled()) {
 			err = capture_fail(-EPERM,
 					   "memory allocation profiling is off: switch it on first (sysctl vm.mem_profiling=1)");
-		} else if (stack_depot_init()) {
-			err = capture_fail(-ENOMEM,
-					   "the stack depot could not be set up: see the boot log");
 		} else {
-			capture_depot_reserve();
-			running = true;
+			err = capture_depot_ready();
+			running = !err;
 		}
 	} else if (!strcmp(cmd, "stop")) {
 		running = false;

@@ -14,6 +14,9 @@
 # kernel, and on the debug build and the Debian layout's debug build,
 # where start, stop and reset toggle for STRESS_SECONDS (default 10) under
 # the kselftest's stress workers and the debug checks must stay silent.
+# Last, a boot with stack_depot_disable=on, as Android's command line has
+# it: choosing a tag and starting capture are refused with a message that
+# says why and what to do, and /proc/allocinfo is as readable as ever.
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/capture
 mods=/opt/pftag/modules
@@ -283,4 +286,24 @@ for l in $LAYOUTS; do
 		fail "layout-$l: the layout's debug build builds" "$err"
 	fi
 done
+
+nodepot='
+C=/sys/kernel/debug/alloc_tag/capture
+for w in "tags func:kmalloc_trace_noprof" "control start"; do
+	echo "${w#* }" > $C/${w%% *} 2> /tmp/err && echo "$w => ok" || echo "$w => $(sed "s/.*: //" /tmp/err) | $(cat $C/last_error)"
+done
+echo "== control"; cat $C/control
+echo "== allocinfo"; wc -l < /proc/allocinfo
+'
+if guest profiling "$o/nodepot" "stack_depot_disable=on" "$nodepot"; then
+	why="the stack depot keeps no call chain: it is disabled (boot without stack_depot_disable=on) or has no memory (see the boot log)"
+	f=$o/nodepot/out.log
+	eq "stack_depot_disable=on: choosing a tag is refused, saying why" \
+		"tags func:kmalloc_trace_noprof => Operation not supported | $why" "$(grep '^tags ' "$f" | tr -d '\r')"
+	eq "stack_depot_disable=on: start is refused, saying why" \
+		"control start => Operation not supported | $why" "$(grep '^control ' "$f" | tr -d '\r')"
+	eq "stack_depot_disable=on: capture stays stopped" "stopped" "$(section control "$f")"
+	check "stack_depot_disable=on: /proc/allocinfo is read as ever" \
+		test "$(section allocinfo "$f")" -gt 100
+fi
 done_testing

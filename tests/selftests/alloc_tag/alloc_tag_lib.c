@@ -447,19 +447,28 @@ struct site migration_targets(void)
 	return s;
 }
 
-/* Anonymous page faults: order 0 (folio_prealloc()) and mTHP sizes. */
+/*
+ * Anonymous page faults: order 0 (folio_prealloc()) and mTHP sizes; where
+ * the architecture has its own vma_alloc_zeroed_movable_folio() (arm64,
+ * for MTE's tags), its order-0 pages are charged there instead.
+ */
 struct site anon_site(void)
 {
+	static const char * const funcs[] = {
+		"folio_prealloc", "alloc_anon_folio", "vma_alloc_zeroed_movable_folio",
+	};
 	struct allocinfo ai;
 	struct site s = { 0 }, m;
+	size_t i;
 
 	if (read_allocinfo(&ai))
 		return s;
-	s = site_of(&ai, "", "folio_prealloc");
-	m = site_of(&ai, "", "alloc_anon_folio");
-	s.bytes += m.bytes;
-	s.calls += m.calls;
-	s.lines += m.lines;
+	for (i = 0; i < ARRAY_SIZE(funcs); i++) {
+		m = site_of(&ai, "", funcs[i]);
+		s.bytes += m.bytes;
+		s.calls += m.calls;
+		s.lines += m.lines;
+	}
 	free_allocinfo(&ai);
 	return s;
 }
