@@ -27,6 +27,7 @@ export APPEND CMD MEM CPUS NUMA TIMEOUT ICOUNT ACCEL OUT
 help:
 	@echo 'make run          build, boot the profiling kernel in QEMU, show the profile'
 	@echo 'make test         every test; prints "N passed, N failed", non-zero on failure;'
+	@echo '                  ends with the arm64 part (the tests marked for any architecture); ARM64=0 skips it'
 	@echo '                  ARCH=i386 or ARCH=arm64: the tests that are not x86_64 only, on such kernels'
 	@echo '                  LAYOUTS="debian nine" adds the 9-bit page->flags layout (one more build)'
 	@echo 'make boot CMD=... run CMD in a guest; APPEND= MEM= CPUS= NUMA= TIMEOUT= ICOUNT=1'
@@ -42,7 +43,8 @@ help:
 	@echo 'make bench        cost of page-flags mode vs page_ext and no profiling:'
 	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
-	@echo 'make selftest     the alloc_tag kselftest'"'"'s programs, static, for the guest (build/guest)'
+	@echo 'make selftest     the alloc_tag kselftest'"'"'s programs, static, for the guest (build/guest;'
+	@echo '                  ARCH=arm64: build/guest-arm64 too)'
 	@echo 'make stress       the concurrent stress test, long (STRESS_SECONDS=, default 240)'
 	@echo 'make mm-selftests the kernel'"'"'s mm selftests on baseline, both modes, the debug build,'
 	@echo '                  kernels with what the tests need, compared test by test'
@@ -90,9 +92,16 @@ SELFTEST_LIB := $(SELFTEST_DIR)/alloc_tag_lib.c $(SELFTEST_DIR)/alloc_tag_lib.h
 build/guest/%_test: $(SELFTEST_DIR)/%_test.c $(SELFTEST_LIB) | assemble
 	@mkdir -p build/guest
 	gcc -static -Wall -O2 -I build/linux/tools/testing/selftests -o $@ $< $(SELFTEST_DIR)/alloc_tag_lib.c
+# The same for arm64 guests (scripts/initramfs.sh takes build/guest-arm64),
+# with Debian's cross compiler and libc (make deps ARCH=arm64).
+build/guest-arm64/%_test: $(SELFTEST_DIR)/%_test.c $(SELFTEST_LIB) | assemble
+	@mkdir -p build/guest-arm64
+	aarch64-linux-gnu-gcc -static -Wall -O2 -I build/linux/tools/testing/selftests -o $@ $< $(SELFTEST_DIR)/alloc_tag_lib.c
 
-# The one program the kselftest was before it was split is gone from the guest.
-selftest: assemble $(addprefix build/guest/,$(SELFTEST_PROGS))
+# The one program the kselftest was before it was split is gone from the
+# guest. ARCH=arm64 builds the arm64 programs too.
+selftest: assemble $(addprefix build/guest/,$(SELFTEST_PROGS)) \
+		$(if $(filter arm64,$(ARCH)),$(addprefix build/guest-arm64/,$(SELFTEST_PROGS)))
 	@rm -f build/guest/alloc_tag_test
 
 initramfs: build allocinfo selftest
@@ -107,8 +116,12 @@ run: initramfs
 	[ $$rc = 0 ] || echo "make run: the guest reported exit status $$rc (logs in build/boot/run)" >&2; \
 	exit $$rc
 
+# make test on x86_64 ends with the arm64 part (tests/run.sh), for which it
+# installs and builds what arm64 needs; ARM64=0 leaves it out.
+ARM64 ?= 1
 test: deps assemble allocinfo selftest
-	@tests/run.sh
+	@$(if $(and $(filter 1,$(ARM64)),$(if $(ARCH_FRAG),,x)),$(MAKE) -s deps selftest ARCH=arm64 &&) \
+		ARM64=$(ARM64) tests/run.sh
 
 # The stress test of tests/boot/stress.sh, longer than in `make test`.
 stress: deps assemble allocinfo selftest

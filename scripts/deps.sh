@@ -25,7 +25,7 @@ pkgs=(
 )
 # What another ARCH (scripts/lib.sh) needs besides: its compiler and QEMU.
 case $PFTAG_ARCH in
-arm64) pkgs+=(gcc-aarch64-linux-gnu qemu-system-arm) ;;
+arm64) pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm) ;;
 esac
 missing=()
 # arch_deps: for ARCH other than x86_64 (scripts/lib.sh), Debian's

@@ -6,7 +6,9 @@
 # project's guest files and out-of-tree test modules under /opt/pftag.
 # Written to build/obj/ID/initramfs.cpio. A build for another
 # architecture than x86_64 gets that architecture's busybox, and not the
-# static x86_64 programs of build/guest (allocinfo, the kselftest's).
+# static x86_64 programs of build/guest (allocinfo, the kselftest's): an
+# arm64 build gets the kselftest's from build/guest-arm64 (make selftest
+# ARCH=arm64) instead.
 STEP=initramfs
 . "$(dirname "$0")/lib.sh"
 
@@ -33,8 +35,11 @@ install -m 755 "$TOP/scripts/guest/init" "$root/init"
 [ ! -d "$obj/modroot/lib" ] || cp -a "$obj/modroot/lib" "$root/"
 find "$root/lib/modules" -maxdepth 2 -type l \( -name build -o -name source \) -delete 2> /dev/null || true
 # Guest-side scripts and static test programs of the project.
-guest_bins=$BUILD/guest
-[ "$arch" = x86_64 ] || guest_bins=
+case $arch in
+x86_64) guest_bins=$BUILD/guest ;;
+arm64) guest_bins=$BUILD/guest-arm64 ;;
+*) guest_bins= ;;
+esac
 for d in "$TOP/scripts/guest" $guest_bins; do
 	[ -d "$d" ] || continue
 	find "$d" -maxdepth 1 -type f ! -name init -exec cp {} "$root/opt/pftag/bin/" \;

@@ -11,7 +11,9 @@
 #   -c CONFIG   a full .config (may be .xz), e.g. one of Debian's in
 #               /usr/src/linux-config-6.12 (package linux-config-6.12)
 #   -f FRAGS    tinyconfig plus scripts/config/FRAG.config for each FRAG,
-#               in order, as scripts/build.sh configures a build
+#               in order, as scripts/build.sh configures a build (with
+#               ARCH=arm64 or i386 in the environment, for that
+#               architecture, its fragment last, with its compiler)
 #   -s OPT=VAL  set an option after that (repeatable), e.g.
 #               -s CONFIG_NR_CPUS=512; OPT=n turns it off
 #
@@ -48,7 +50,7 @@ if [ -n "$config" ]; then
 	*) cat "$config" > "$input" ;;
 	esac
 else
-	for f in $frags; do
+	for f in $frags $(arch_frag); do
 		p=$TOP/scripts/config/$f.config
 		[ -f "$p" ] || die "config fragment $p does not exist" \
 			"use one of: $(cd "$TOP/scripts/config" && ls *.config | sed 's/\.config$//' | tr '\n' ' ')"
@@ -61,7 +63,7 @@ for s in "${sets[@]}"; do
 done
 echo CONFIG_MEM_ALLOC_PROFILING=y >> "$input"
 
-key=$( { cat "$input"; echo "tiny=${frags:+1}"; git -C "$TREE" rev-parse HEAD;
+key=$( { cat "$input"; echo "tiny=${frags:+1} arch=$PFTAG_ARCH"; git -C "$TREE" rev-parse HEAD;
 	 cat "$TOP/scripts/layout-probe.c"; } | sha1sum | cut -c1-16)
 obj=$BUILD/obj/layout/$key
 if [ -f "$obj/layout.txt" ]; then
@@ -71,8 +73,17 @@ fi
 
 rm -rf "$obj"
 mkdir -p "$obj"
+case $PFTAG_ARCH in
+i386) karch=i386 ;;
+arm64) karch=arm64 ;;
+*) karch=x86 ;;
+esac
+cross=$(arch_cross "$PFTAG_ARCH")
+command -v "${cross}gcc" > /dev/null ||
+	die "${cross}gcc, the compiler of ARCH=$PFTAG_ARCH, is not installed" "run 'make deps ARCH=$PFTAG_ARCH' (as root)"
 kmake() {
-	make -C "$TREE" O="$obj" -j"$(nproc)" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
+	make -C "$TREE" O="$obj" ARCH="$karch" ${cross:+CROSS_COMPILE=$cross} -j"$(nproc)" \
+		CC="ccache ${cross}gcc" HOSTCC="ccache gcc" "$@"
 }
 unset CCACHE_BASEDIR
 if [ -n "$frags" ]; then

@@ -212,6 +212,13 @@ build_profiling() {
 	out=$(FRAGMENTS=$1 "$TOP/scripts/build.sh" profiling 2>&1 &&
 		"$TOP/scripts/initramfs.sh" "$id" 2>&1) || { tail -20 <<< "$out"; return 1; }
 }
+# arm64_part_skip WHAT: in make test's arm64 part (ARM64_PART=1, tests/run.sh),
+# which boots the profiling kernel only, report WHAT as skipped, saying
+# where it runs, and return 0; else return 1.
+arm64_part_skip() {
+	[ -n "${ARM64_PART:-}" ] || return 1
+	skip "$1" "make test's arm64 part boots the profiling kernel only: make test ARCH=arm64 runs this"
+}
 # build_layout L: the same for layout L's kernel.
 build_layout() {
 	local frags

@@ -6,9 +6,19 @@
 #
 # With ARCH set to another architecture than x86_64 (scripts/lib.sh), the
 # kernels are built for it, and only the tests whose header has the line
-# "# Architectures: any" run: the others are x86_64's (the distribution
-# layouts, the benchmark, the x86_64 guest programs); the summary says how
-# many were left out.
+# "# Architectures: any", or one that names ARCH ("# Architectures:
+# arm64"), run: the others are x86_64's (the distribution layouts, the
+# benchmark, the x86_64 guest programs); the summary says how many were
+# left out.
+#
+# A whole run on x86_64 ends with the arm64 part: this script again with
+# ARCH=arm64 and ARM64_PART=1, its results counted with the rest: the tests
+# marked for arm64 on the profiling kernel only (tests/lib.sh's
+# arm64_part_skip(): its other kernels, the debug build and the GKI
+# layout's, take `make test ARCH=arm64`). ARM64=0 leaves it out (make test
+# ARM64=0); make test installs and builds what it needs. Its logs overwrite
+# the x86_64 ones of the same tests in build/test (build/test/arm64.log
+# keeps its output).
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
@@ -20,7 +30,8 @@ ARCH=${ARCH:-x86_64}
 left_out=0
 # for_arch TEST: whether TEST runs for $ARCH.
 for_arch() {
-	[ "$ARCH" = x86_64 ] || grep -qx '# Architectures: any' "$1" || { left_out=$((left_out + 1)); return 1; }
+	[ "$ARCH" = x86_64 ] || grep -qxE "# Architectures: (any|([a-z0-9_]+ )*$ARCH( [a-z0-9_]+)*)" "$1" ||
+		{ left_out=$((left_out + 1)); return 1; }
 }
 
 run_one() {
@@ -70,7 +81,7 @@ mkdir -p build/test/prebuilt
 PFTAG_TEST_RUN=$$.$(date +%s)
 export PFTAG_TEST_RUN
 prebuild_pid=""
-if [ "$built" = 1 ] && [ -z "$pat" ]; then
+if [ "$built" = 1 ] && [ -z "$pat" ] && [ -z "${ARM64_PART:-}" ]; then
 	(
 		. tests/lib.sh
 		renice -n 10 -p "$BASHPID" > /dev/null
@@ -110,6 +121,34 @@ done
 # waited for the build lock); a failure of it shows in those tests.
 [ -z "$prebuild_pid" ] || wait "$prebuild_pid" ||
 	echo "# the background build of the debug kernels failed (log: build/test/prebuild.log)"
+
+# The arm64 part: its own kernels, the tests marked for arm64.
+if [ "$ARCH" = x86_64 ] && [ -z "$pat" ] && [ "${ARM64:-1}" != 0 ]; then
+	echo
+	echo "== the arm64 part (ARM64=0 leaves it out)"
+	t0=$SECONDS
+	out=build/test/arm64.log
+	if ! command -v aarch64-linux-gnu-gcc > /dev/null; then
+		echo "not ok - the arm64 part: aarch64-linux-gnu-gcc is not installed: run 'make deps ARCH=arm64' (as root), or make test ARM64=0"
+		failed=$((failed + 1))
+		failures+=("the arm64 part (no cross compiler)")
+	else
+		ARCH=arm64 ARM64_PART=1 tests/run.sh > "$out" 2>&1
+		grep -E '^(not ok|== |-- )|^#   ' "$out" | head -200
+		if summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out" | tail -1) && [ -n "$summary" ]; then
+			read -r p _ f _ s _ <<< "$summary"
+			pass=$((pass + p)) failed=$((failed + f)) skipped=$((skipped + s))
+			[ "$f" -eq 0 ] || failures+=("the arm64 part (log: $out)")
+			echo "-- arm64 part: $summary"
+		else
+			echo "not ok - the arm64 part ended without a summary (log: $out)"
+			tail -n 20 "$out" | sed 's/^/#   /'
+			failed=$((failed + 1))
+			failures+=("the arm64 part (log: $out)")
+		fi
+	fi
+	echo "-- arm64 part: $((SECONDS - t0)) s"
+fi
 
 echo
 [ "$left_out" = 0 ] || echo "ARCH=$ARCH: $left_out tests are x86_64's only and were not run (make test without ARCH runs them)"

@@ -107,7 +107,9 @@ no_gfp_report page_ext
 overflow_warned page_ext
 
 # kfence serving what it can: the kfence case runs.
-if err=$(build_profiling debug); then
+if arm64_part_skip "kfence: the suite on the debug build with KFENCE sampling"; then
+	:
+elif err=$(build_profiling debug); then
 	run_suite kfence "kfence.sample_interval=1" "$(profiling_id debug)"
 	eq "kfence: only the cases whose subject is missing skip" \
 		"$(expected_skips "$(profiling_id debug)" "$(in_flags kfence)" 1)" "$(skips kfence)"

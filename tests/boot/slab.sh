@@ -13,7 +13,11 @@
 # sampling too. The debug builds have memcg: there the module is loaded
 # inside a memory cgroup, and its accounted objects are charged to it.
 # For ARCH=i386 (tests/run.sh) the same on 32-bit kernels (memcg in every
-# build there: scripts/config/arch-i386.config).
+# build there: scripts/config/arch-i386.config). For ARCH=arm64, also on
+# Android GKI 6.12's page->flags layout (scripts/config/layout-gki.config,
+# with tag-based KASAN) booted with GKI's command line: page tags in page
+# flags with the spare bits scripts/page-flags-layout.sh computes, every
+# site exact, KASAN silent.
 # Architectures: any
 . "$(dirname "$0")/../lib.sh"
 o=$BUILD/test/slab
@@ -188,13 +192,29 @@ check_slab() { # NAME KERNEL APPEND
 
 check_slab flags "$(profiling_id "")" ""
 check_slab page_ext "$(profiling_id "")" "sysctl.vm.mem_profiling=1,page_ext"
-if err=$(build_profiling debug 2>&1); then
+if arm64_part_skip "debug, debug-kfence: every site on the debug build, and with KFENCE"; then
+	:
+elif err=$(build_profiling debug 2>&1); then
 	check_slab debug "$(profiling_id debug)" ""
 	# KFENCE sampling every millisecond: its objects, one to a page
 	# wherever kfence puts it, through the debug build's checks.
 	check_slab debug-kfence "$(profiling_id debug)" "kfence.sample_interval=1"
 else
 	fail "the debug build builds" "$err"
+fi
+if [ "${ARCH:-x86_64}" = arm64 ] && ! arm64_part_skip "gki: every site on the GKI layout with tag-based KASAN"; then
+	gki="sysctl.vm.mem_profiling=1 stack_depot_disable=on kasan.stacktrace=off"
+	if ! err=$(build_profiling layout-gki 2>&1); then
+		fail "gki: the GKI layout's build builds" "$err"
+	elif ! spare=$("$TOP/scripts/page-flags-layout.sh" -f "base mm profiling layout-gki" 2>&1); then
+		fail "gki: scripts/page-flags-layout.sh gives the GKI layout" "$spare"
+	else
+		spare=$(awk '$1 == "spare" { print $2 }' <<< "$spare")
+		check_slab gki "$(profiling_id layout-gki)" "$gki"
+		check "gki: page tags in page flags, $spare spare bits, as the layout gives" \
+			grep -qE "alloc_tag: page tags in page flags: $spare spare bits, [0-9]+ usable" "$o/gki/out.log"
+		echo "#   info: gki: $(grep -m1 -oE 'alloc_tag: page tags in [^;]*' "$o/gki/out.log")"
+	fi
 fi
 # The distribution layouts' debug builds (LAYOUTS, tests/lib.sh): page_ext
 # storage chosen by itself.

@@ -56,4 +56,24 @@ if def=$("$probe" -f "base mm profiling" 2>&1); then
 else
 	fail "the profiling build's layout is computed" "$def"
 fi
+
+# Android GKI 6.12's layout on arm64 (scripts/config/layout-gki.config):
+# each field as wide as the fragment's options make it by the rules of
+# include/linux/page-flags-layout.h and mmzone.h: no NUMA, no node bits;
+# no NUMA balancing, no last_cpupid; SPARSEMEM_VMEMMAP, no section bits;
+# DMA32, Normal and Movable, ceil(log2(3)) = 2 zone bits; a tag-based
+# KASAN, an 8-bit tag; MGLRU, order_base_2(MAX_NR_GENS + 1) = 3 generation
+# bits and MAX_NR_TIERS - 2 = 2 reference bits.
+if ! command -v aarch64-linux-gnu-gcc > /dev/null; then
+	skip "gki (arm64): the GKI layout's fields" "no aarch64-linux-gnu-gcc: run 'make deps ARCH=arm64' (as root)"
+elif gki=$(ARCH=arm64 "$probe" -f "base mm profiling layout-gki" 2>&1); then
+	eq "gki (arm64): the fields the GKI options give" \
+		"sections 0 nodes 0 zones 2 last_cpupid 0 kasan_tag 8 lru_gen 3 lru_refs 2" \
+		"$(awk '$1 ~ /^(sections|nodes|zones|last_cpupid|kasan_tag|lru_gen|lru_refs)$/ { printf "%s%s %s", sep, $1, $2; sep = " " }' <<< "$gki")"
+	eq "gki (arm64): spare bits = word - page flags - fields" "$(spare_by_hand "$gki")" \
+		"$(awk '$1 == "spare" { print $2 }' <<< "$gki")"
+	echo "#   info: gki (arm64): $(paste -sd' ' <<< "$gki")"
+else
+	fail "gki (arm64): the GKI layout is computed" "$gki"
+fi
 done_testing
