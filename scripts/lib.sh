@@ -114,6 +114,23 @@ arch_cross() {
 	esac
 }
 
+# arch_kbuild ARCH: kbuild's ARCH for ARCH's builds.
+arch_kbuild() {
+	case $1 in
+	i386) echo i386 ;;
+	arm64) echo arm64 ;;
+	*) echo x86 ;;
+	esac
+}
+
+# arch_need_gcc ARCH: die unless ARCH's compiler is installed.
+arch_need_gcc() {
+	local cross
+	cross=$(arch_cross "$1")
+	command -v "${cross}gcc" > /dev/null ||
+		die "${cross}gcc, the compiler of ARCH=$1, is not installed" "run 'make deps ARCH=$1' (as root)"
+}
+
 # arch_qemu ARCH: the QEMU that boots ARCH's kernels.
 arch_qemu() {
 	case $1 in

@@ -73,14 +73,9 @@ fi
 
 rm -rf "$obj"
 mkdir -p "$obj"
-case $PFTAG_ARCH in
-i386) karch=i386 ;;
-arm64) karch=arm64 ;;
-*) karch=x86 ;;
-esac
+karch=$(arch_kbuild "$PFTAG_ARCH")
 cross=$(arch_cross "$PFTAG_ARCH")
-command -v "${cross}gcc" > /dev/null ||
-	die "${cross}gcc, the compiler of ARCH=$PFTAG_ARCH, is not installed" "run 'make deps ARCH=$PFTAG_ARCH' (as root)"
+arch_need_gcc "$PFTAG_ARCH"
 kmake() {
 	make -C "$TREE" O="$obj" ARCH="$karch" ${cross:+CROSS_COMPILE=$cross} -j"$(nproc)" \
 		CC="ccache ${cross}gcc" HOSTCC="ccache gcc" "$@"
