@@ -759,16 +759,19 @@ static int capture_tags_line(char *line)
 }
 
 /*
- * Set the stack depot up, and store a record it has not seen, so that it
- * keeps a pool in reserve. Returns 0, or capture_fail()'s error when the
- * depot keeps no trace: it was disabled at boot (stack_depot_disable=on,
- * which Android's command line has), or it has no memory; stack_depot_init()
- * returns 0 in the first case, so the record tells.
+ * Set the stack depot up and store a record of capture's own: one it has
+ * not seen if @reserve (start), so that it keeps a pool in reserve, else
+ * always the same one (a choice of tags), which adds nothing after the
+ * first. Returns 0, or capture_fail()'s error when the depot keeps no
+ * trace: it was disabled at boot (stack_depot_disable=on, which Android's
+ * command line has), or it has no memory; stack_depot_init() returns 0 in
+ * the first case, so the record tells.
  */
-static int capture_depot_ready(void)
+static int capture_depot_ready(bool reserve)
 {
 	static unsigned long starts;
-	unsigned long entries[2] = { (unsigned long)capture_depot_ready, ++starts };
+	unsigned long entries[2] = { (unsigned long)capture_depot_ready,
+				     reserve ? ++starts : 0 };
 
 	if (!stack_depot_init() &&
 	    stack_depot_save_flags(entries, ARRAY_SIZE(entries), GFP_KERNEL,
@@ -792,7 +795,7 @@ static ssize_t capture_tags_write(struct file *file, const char __user *ubuf,
 
 	mutex_lock(&capture_lock);
 	last_error[0] = '\0';
-	err = capture_depot_ready();
+	err = capture_depot_ready(false);
 	if (err)
 		goto unlock;
 	err = capture_find_noprof();
@@ -891,7 +894,7 @@ static ssize_t capture_control_write(struct file *file, const char __user *ubuf,
 			err = capture_fail(-EPERM,
 					   "memory allocation profiling is off: switch it on first (sysctl vm.mem_profiling=1)");
 		} else {
-			err = capture_depot_ready();
+			err = capture_depot_ready(true);
 			running = !err;
 		}
 	} else if (!strcmp(cmd, "stop")) {

@@ -424,20 +424,16 @@ int nr_nodes(void)
 	}
 }
 
-/* Every allocation site of a migration target, summed. */
-struct site migration_targets(void)
+/* The sites of the kernel functions @funcs (@n of them), summed. */
+static struct site sites_sum(const char * const *funcs, size_t n)
 {
-	static const char * const funcs[] = {
-		"compaction_alloc", "alloc_migration_target", "alloc_migration_target_by_mpol",
-		"alloc_misplaced_dst_folio", "alloc_demote_folio",
-	};
 	struct allocinfo ai;
 	struct site s = { 0 }, one;
-	unsigned int i;
+	size_t i;
 
 	if (read_allocinfo(&ai))
 		return s;
-	for (i = 0; i < ARRAY_SIZE(funcs); i++) {
+	for (i = 0; i < n; i++) {
 		one = site_of(&ai, "", funcs[i]);
 		s.bytes += one.bytes;
 		s.calls += one.calls;
@@ -445,6 +441,17 @@ struct site migration_targets(void)
 	}
 	free_allocinfo(&ai);
 	return s;
+}
+
+/* Every allocation site of a migration target, summed. */
+struct site migration_targets(void)
+{
+	static const char * const funcs[] = {
+		"compaction_alloc", "alloc_migration_target", "alloc_migration_target_by_mpol",
+		"alloc_misplaced_dst_folio", "alloc_demote_folio",
+	};
+
+	return sites_sum(funcs, ARRAY_SIZE(funcs));
 }
 
 /*
@@ -457,20 +464,8 @@ struct site anon_site(void)
 	static const char * const funcs[] = {
 		"folio_prealloc", "alloc_anon_folio", "vma_alloc_zeroed_movable_folio",
 	};
-	struct allocinfo ai;
-	struct site s = { 0 }, m;
-	size_t i;
 
-	if (read_allocinfo(&ai))
-		return s;
-	for (i = 0; i < ARRAY_SIZE(funcs); i++) {
-		m = site_of(&ai, "", funcs[i]);
-		s.bytes += m.bytes;
-		s.calls += m.calls;
-		s.lines += m.lines;
-	}
-	free_allocinfo(&ai);
-	return s;
+	return sites_sum(funcs, ARRAY_SIZE(funcs));
 }
 
 /* Small pages only for this process (madvise() may be compiled out). */
