@@ -67,10 +67,11 @@ else
 	failures+=("kernel build")
 fi
 
-# The other kernels the boot tests need, the debug build and the debug
-# build of each layout in LAYOUTS (tests/lib.sh), build in the background
-# meanwhile, niced: the host tests and the first boot tests leave a core
-# mostly idle (a guest runs on one host thread). Each kernel it has built
+# The other kernels the boot tests need, the debug build, the generic
+# KASAN build (tests/boot/slab.sh) and the debug build of each layout in
+# LAYOUTS (tests/lib.sh), build in the background meanwhile, niced: the
+# host tests and the first boot tests leave a core mostly idle (a guest
+# runs on one host thread). Each kernel it has built
 # gets a mark in build/test/prebuilt (tests/lib.sh's build_profiling()),
 # so a test that needs it goes on at once; a test that needs one not built
 # yet waits for the build lock (scripts/build.sh) and builds it itself if
@@ -85,7 +86,7 @@ if [ "$built" = 1 ] && [ -z "$pat" ] && [ -z "${ARM64_PART:-}" ]; then
 	(
 		. tests/lib.sh
 		renice -n 10 -p "$BASHPID" > /dev/null
-		kernels=(debug)
+		kernels=(debug kasan-generic)
 		for l in $LAYOUTS; do kernels+=("$(layout_frags "$l")"); done
 		for frags in "${kernels[@]}"; do
 			build_profiling "$frags" || exit 1

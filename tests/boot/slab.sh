@@ -10,8 +10,9 @@
 # the allocator gives each object), or n times the pages of a large
 # kmalloc; after the free, 0 and 0. The storage report gives the index
 # width and the tag blocks; the debug build's checks stay silent, KFENCE
-# sampling too. The debug builds have memcg: there the module is loaded
-# inside a memory cgroup, and its accounted objects are charged to it.
+# sampling too, and a generic KASAN build's on x86_64. The debug builds
+# have memcg: there the module is loaded inside a memory cgroup, and its
+# accounted objects are charged to it.
 # For ARCH=i386 (tests/run.sh) the same on 32-bit kernels (memcg in every
 # build there: scripts/config/arch-i386.config). For ARCH=arm64, also on
 # Android GKI 6.12's page->flags layout (scripts/config/layout-gki.config,
@@ -31,7 +32,7 @@ sline() { grep -n "/\* SITE:$1 \*/" "$src" | cut -d: -f1; }
 site() { awk -v l="pftag_slab.c:$2" '$3 ~ "/" l "$" || $3 == l { print $1, $2 }' <<< "$1"; }
 
 script="
-for c in kmalloc-8 kmalloc-64 kmalloc-192 kmalloc-cg-64 pftag_slab_obj pftag_slab_merged; do
+for c in kmalloc-8 kmalloc-16 kmalloc-64 kmalloc-192 kmalloc-cg-64 pftag_slab_obj pftag_slab_merged; do
 	[ -e /sys/kernel/slab/\$c ] && echo \"size \$c \$(cat /sys/kernel/slab/\$c/slab_size)\"
 done > /tmp/sizes0
 echo '== storage-boot'; cat /sys/kernel/debug/alloc_tag/storage
@@ -49,7 +50,7 @@ fi
 insmod $mods/pftag_slab.ko n=$n
 echo '== storage-loaded'; cat /sys/kernel/debug/alloc_tag/storage
 echo '== memory-loaded'; cat /sys/kernel/debug/alloc_tag/memory
-for c in kmalloc-8 kmalloc-64 kmalloc-192 kmalloc-cg-64 pftag_slab_obj pftag_slab_merged; do
+for c in kmalloc-8 kmalloc-16 kmalloc-64 kmalloc-192 kmalloc-cg-64 pftag_slab_obj pftag_slab_merged; do
 	[ -e /sys/kernel/slab/\$c ] && echo \"size \$c \$(cat /sys/kernel/slab/\$c/slab_size)\"
 done > /tmp/sizes
 echo '== sizes'; cat /tmp/sizes
@@ -126,7 +127,11 @@ check_slab() { # NAME KERNEL APPEND
 	sizes=$(section sizes "$f")
 	size() { awk -v c="$1" '$2 == c { print $3 }' <<< "$sizes"; }
 	local k8 k64 k192 kacc obj merged
-	k8=$(size kmalloc-8) k64=$(size kmalloc-64) k192=$(size kmalloc-192)
+	# An 8-byte kmalloc's cache: kmalloc-16 where the kernel's smallest
+	# alignment is 16 (tag-based KASAN's granule) and kmalloc-8 is not made.
+	k8=$(size kmalloc-8)
+	k8=${k8:-$(size kmalloc-16)}
+	k64=$(size kmalloc-64) k192=$(size kmalloc-192)
 	kacc=$(size kmalloc-cg-64)
 	kacc=${kacc:-$k64}
 	obj=$(size pftag_slab_obj) merged=$(size pftag_slab_merged)
@@ -201,6 +206,18 @@ elif err=$(build_profiling debug 2>&1); then
 	check_slab debug-kfence "$(profiling_id debug)" "kfence.sample_interval=1"
 else
 	fail "the debug build builds" "$err"
+fi
+# Generic KASAN (x86_64; arm64 takes the tag-based one below): objects
+# with KASAN's red zones and metadata, frees through its quarantine, every
+# access checked.
+if [ "${ARCH:-x86_64}" = x86_64 ]; then
+	if err=$(build_profiling kasan-generic 2>&1); then
+		check_slab kasan-generic "$(profiling_id kasan-generic)" ""
+		check "kasan-generic: KASAN is on in the guest" \
+			grep -q 'KernelAddressSanitizer initialized' "$o/kasan-generic/out.log"
+	else
+		fail "kasan-generic: the generic KASAN build builds" "$err"
+	fi
 fi
 if [ "${ARCH:-x86_64}" = arm64 ] && ! arm64_part_skip "gki: every site on the GKI layout with tag-based KASAN"; then
 	gki="sysctl.vm.mem_profiling=1 stack_depot_disable=on kasan.stacktrace=off"
