@@ -78,10 +78,15 @@ check-bisect: assemble
 build: assemble
 	@scripts/build.sh $(CONFIG)
 
-# The static allocinfo goes into the guest (build/guest is copied there).
+# The static allocinfo goes into the guest (build/guest is copied there);
+# ARCH=arm64 cross-builds one for arm64 guests too (build/guest-arm64),
+# with Debian's arm64 SQLite (make deps ARCH=arm64).
 allocinfo: deps
 	@$(MAKE) -s -C allocinfo all static
 	@mkdir -p build/guest && cp allocinfo/build/allocinfo.static build/guest/allocinfo
+	@$(if $(filter arm64,$(ARCH)),$(MAKE) -s -C allocinfo B=build/arm64 CC=aarch64-linux-gnu-gcc \
+		build/arm64/allocinfo.static && \
+		mkdir -p build/guest-arm64 && cp allocinfo/build/arm64/allocinfo.static build/guest-arm64/allocinfo)
 
 # The alloc_tag kselftest (tests/selftests/alloc_tag, also in build/linux at
 # tools/testing/selftests/alloc_tag): each program of its TEST_GEN_PROGS,
@@ -120,7 +125,7 @@ run: initramfs
 # installs and builds what arm64 needs; ARM64=0 leaves it out.
 ARM64 ?= 1
 test: deps assemble allocinfo selftest
-	@$(if $(and $(filter 1,$(ARM64)),$(if $(ARCH_FRAG),,x)),$(MAKE) -s deps selftest ARCH=arm64 &&) \
+	@$(if $(and $(filter 1,$(ARM64)),$(if $(ARCH_FRAG),,x)),$(MAKE) -s deps allocinfo selftest ARCH=arm64 &&) \
 		ARM64=$(ARM64) tests/run.sh
 
 # The stress test of tests/boot/stress.sh, longer than in `make test`.

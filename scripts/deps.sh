@@ -23,28 +23,34 @@ pkgs=(
 	linux-perf		# perf stat / perf bench in the guests of make bench
 	gnuplot-nox		# the plot of make bench
 )
-# What another ARCH (scripts/lib.sh) needs besides: its compiler and QEMU.
+# What another ARCH (scripts/lib.sh) needs besides: its compiler and QEMU,
+# and the SQLite the guest's static allocinfo links (multiarch).
 case $PFTAG_ARCH in
-arm64) pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm) ;;
+arm64) pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm libsqlite3-dev:arm64) ;;
 esac
 missing=()
-# arch_deps: for ARCH other than x86_64 (scripts/lib.sh), Debian's
-# busybox-static of that architecture, unpacked under build/deps (the
-# host's own busybox-static stays), through dpkg's multiarch: the
-# architecture is added to dpkg's list once, and the package list
-# updated then.
+# foreign_arch: for ARCH other than x86_64 (scripts/lib.sh), the
+# architecture in dpkg's list (once, the package list updated then), for
+# its packages: busybox-static and SQLite.
+foreign_arch() {
+	local a=$PFTAG_ARCH
+	[ "$a" != x86_64 ] || return 0
+	dpkg --print-foreign-architectures | grep -qx "$a" && return 0
+	[ "$(id -u)" = 0 ] || die "ARCH=$a needs Debian's $a packages" "run 'make deps ARCH=$a' as root"
+	note "adding $a to dpkg's architectures, for its busybox-static and SQLite"
+	dpkg --add-architecture "$a" && apt-get update > "$BUILD/deps.log" 2>&1 ||
+		die "apt-get update with the $a architecture failed (log: $BUILD/deps.log)" \
+			"check the apt sources and the network, then run 'make deps ARCH=$a' again"
+}
+# arch_deps: for ARCH other than x86_64, Debian's busybox-static of that
+# architecture, unpacked under build/deps (the host's own busybox-static
+# stays).
 arch_deps() {
 	local a=$PFTAG_ARCH dir deb
 	[ "$a" != x86_64 ] || return 0
 	dir=$BUILD/deps/busybox-static-$a
 	[ ! -x "$dir/bin/busybox" ] || return 0
 	[ "$(id -u)" = 0 ] || die "ARCH=$a needs Debian's busybox-static:$a" "run 'make deps ARCH=$a' as root"
-	if ! dpkg --print-foreign-architectures | grep -qx "$a"; then
-		note "adding $a to dpkg's architectures, for busybox-static:$a"
-		dpkg --add-architecture "$a" && apt-get update > "$BUILD/deps.log" 2>&1 ||
-			die "apt-get update with the $a architecture failed (log: $BUILD/deps.log)" \
-				"check the apt sources and the network, then run 'make deps ARCH=$a' again"
-	fi
 	rm -rf "$BUILD/deps/dl"
 	mkdir -p "$BUILD/deps/dl"
 	(cd "$BUILD/deps/dl" && apt-get download "busybox-static:$a") > "$BUILD/deps.log" 2>&1 || {
@@ -59,6 +65,7 @@ arch_deps() {
 	rm -rf "$BUILD/deps/dl"
 	note "busybox for $a guests: ${dir#"$TOP"/}/bin/busybox"
 }
+foreign_arch
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
