@@ -21,6 +21,8 @@
 #include <linux/page_ext.h>
 #include <linux/sched.h>
 
+#include "internal.h"
+
 /*
  * page_ext storage keeps the index in 2 bytes a page, or in 4 when the
  * indices need more than 16 bits (alloc_tag_page_ext_wide set).
@@ -321,7 +323,6 @@ static inline void clear_page_tag_ref(struct page *page)
 
 void __pgalloc_tag_add(struct page *page, unsigned int order);
 void __pgalloc_tag_add_ext(struct page *page, unsigned int order);
-void __pgalloc_tag_sub_ext(struct page *page, unsigned int order);
 struct alloc_tag *__pgalloc_tag_get(struct page *page);
 
 /* Charge an allocation of @bytes to @tag's per-CPU counters. */
@@ -437,14 +438,78 @@ static __always_inline void pgalloc_tag_flags_add(struct page *page, unsigned in
 }
 
 /*
+ * page_ext storage: charge the 2^@order pages at @page, fresh from the
+ * free lists, to current's tag: the index in the page's page_ext slot,
+ * then the mark, which a fresh page does not have. Inline, as
+ * pgalloc_tag_flags_add() is, and for the same cases out of line
+ * (__pgalloc_tag_add_ext()). The page is the allocator's: its page_ext
+ * is found without RCU (page_ext_from_owned_page()).
+ */
+static __always_inline void pgalloc_tag_ext_add(struct page *page, unsigned int order)
+{
+	struct alloc_tag *tag = current->alloc_tag;
+	struct page_ext *page_ext;
+	unsigned long idx;
+
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
+		__pgalloc_tag_add_ext(page, order);
+		return;
+	}
+	if (unlikely(!tag))
+		return;
+	idx = READ_ONCE(tag->idx);
+	if (unlikely((long)idx <= 0)) {
+		__pgalloc_tag_add_ext(page, order);
+		return;
+	}
+	page_ext = page_ext_from_owned_page(page);
+	if (unlikely(!page_ext))
+		return;
+	pgalloc_tag_ext_idx_write(page_ext, idx);
+	/* Relaxed, as pgalloc_tag_flags_add()'s OR is. */
+	if (ALLOC_TAG_EXT_MARKED)
+		atomic_long_or(ALLOC_TAG_EXT_MARK, (atomic_long_t *)&page->flags);
+	alloc_tag_charge_pages(tag, order);
+}
+
+/*
+ * page_ext storage: the 2^@order pages at @page are being freed
+ * (free_pages_prepare()); uncharge their tag, if they have one, whether
+ * profiling is still on or not.
+ *
+ * The page must lose its index, or its next allocation, if made while
+ * profiling is off at run time and so left untagged, would be uncharged
+ * from that stale tag once profiling is back on. Where pages are marked,
+ * free_pages_prepare() clears the mark with the flags, and only a marked
+ * page's page_ext is looked up (every page's in debug builds, which check
+ * that it had a tag). Without a mark the slot is cleared here, also while
+ * profiling is off. As at allocation, the page_ext is found without RCU.
+ */
+static __always_inline void pgalloc_tag_ext_sub(struct page *page, unsigned int order)
+{
+	bool marked = pgalloc_tag_ext_marked(page);
+	struct page_ext *page_ext;
+	unsigned long idx;
+
+	if (!IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) && !marked)
+		return;
+	page_ext = page_ext_from_owned_page(page);
+	if (unlikely(!page_ext))
+		return;
+	idx = marked ? pgalloc_tag_ext_idx_read(page_ext) : ALLOC_TAG_IDX_NONE;
+	if (!ALLOC_TAG_EXT_MARKED && idx != ALLOC_TAG_IDX_NONE)
+		pgalloc_tag_ext_idx_write(page_ext, ALLOC_TAG_IDX_NONE);
+	pgalloc_tag_sub_idx(idx, order);
+}
+
+/*
  * The page hooks: static-key gates (profiling on? which storage?), then
- * page-flags storage's work inline, a few loads, an OR and the per-CPU
- * counters, and page_ext storage's out of line (mm/pgalloc_tag.c), as its
- * page_ext lookup needs a stack frame and saved registers. With profiling
- * off the allocator's fast paths cost a patched NOP a hook. The hooks take
- * the order and read current themselves: an argument computed by the
- * caller (1 << order, current) would be computed, hoisted above the
- * static key, with profiling off too.
+ * the storage's work inline: the index in page->flags, or in the page's
+ * page_ext slot, an OR, and the per-CPU counters. With profiling off the
+ * allocator's fast paths cost a patched NOP a hook. The hooks take the
+ * order and read current themselves: an argument computed by the caller
+ * (1 << order, current) would be computed, hoisted above the static key,
+ * with profiling off too.
  */
 
 /* Charge the allocation of the 2^@order pages at @page to current's tag. */
@@ -454,7 +519,7 @@ static __always_inline void pgalloc_tag_add(struct page *page, unsigned int orde
 		if (alloc_tag_in_page_flags())
 			pgalloc_tag_flags_add(page, order);
 		else
-			__pgalloc_tag_add_ext(page, order);
+			pgalloc_tag_ext_add(page, order);
 	}
 }
 
@@ -462,18 +527,15 @@ static __always_inline void pgalloc_tag_add(struct page *page, unsigned int orde
  * Uncharge the 2^@order pages at @page, which are being freed
  * (free_pages_prepare()), if they were charged: once profiling has been
  * on, whether it still is or not. Booted with profiling off, the hook is
- * one patched jump until profiling is first switched on. In page_ext
- * storage an unmarked page has no tag to uncharge, and its page_ext is
- * not looked up (but for the debug check).
+ * one patched jump until profiling is first switched on.
  */
 static __always_inline void pgalloc_tag_sub(struct page *page, unsigned int order)
 {
 	if (mem_alloc_profiling_tagged()) {
 		if (alloc_tag_in_page_flags())
 			pgalloc_tag_sub_idx(pgalloc_tag_idx_read(page), order);
-		else if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) ||
-			 pgalloc_tag_ext_marked(page))
-			__pgalloc_tag_sub_ext(page, order);
+		else
+			pgalloc_tag_ext_sub(page, order);
 	}
 }
 

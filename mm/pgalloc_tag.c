@@ -292,7 +292,7 @@ void alloc_tag_paged_idx_release(unsigned long idx)
  * set, else in page->flags.
  *
  * Every page enters the free lists with index 0 (free_pages_prepare()
- * clears it, and in page_ext the mark, or __pgalloc_tag_sub_ext() the
+ * clears it, and in page_ext the mark, or pgalloc_tag_ext_sub() the
  * slot where there is no mark; struct pages and page_ext start zeroed),
  * so the old index is not read (but by the debug check). In page->flags
  * the new one is set with an OR, atomic for the reason
@@ -391,22 +391,10 @@ pgalloc_tag_add_idx(struct page *page, struct page_ext *page_ext,
 }
 
 /*
- * Capture the allocation of 2^@order pages just charged to current's tag,
- * chosen for capture. Out of line, reading the tag again, so that
- * __pgalloc_tag_add_ext() keeps nothing in a register across
- * page_ext_put() for it.
- */
-static noinline void __cold pgalloc_tag_capture(unsigned int order)
-{
-	alloc_tag_capture(current->alloc_tag, PAGE_SIZE << order, NULL);
-}
-
-/*
- * The allocation hook out of line, one function a storage. Page-flags
- * storage calls __pgalloc_tag_add() in debug builds, for the check that
- * the page carries no tag, and for the tags its inline hook,
- * pgalloc_tag_flags_add(), leaves to it: a module tag without an index,
- * a tag chosen for capture.
+ * The allocation hook out of line, one function a storage, called in
+ * debug builds, for the check that the page carries no tag, and for the
+ * tags the inline hooks (pgalloc_tag_flags_add(), pgalloc_tag_ext_add())
+ * leave to it: a module tag without an index, a tag chosen for capture.
  */
 void __pgalloc_tag_add(struct page *page, unsigned int order)
 {
@@ -418,17 +406,14 @@ void __pgalloc_tag_add(struct page *page, unsigned int order)
 
 void __pgalloc_tag_add_ext(struct page *page, unsigned int order)
 {
-	struct page_ext *page_ext = page_ext_get(page);
+	struct page_ext *page_ext = page_ext_from_owned_page(page);
+	struct alloc_tag *tag;
 
 	if (!page_ext)
 		return;
-	/* Before page_ext_put(), which stays a tail call. */
-	if (unlikely(pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order))) {
-		page_ext_put(page_ext);
-		pgalloc_tag_capture(order);
-		return;
-	}
-	page_ext_put(page_ext);
+	tag = pgalloc_tag_add_idx(page, page_ext, current->alloc_tag, order);
+	if (tag)
+		alloc_tag_capture(tag, PAGE_SIZE << order, NULL);
 }
 
 /*
@@ -452,34 +437,6 @@ struct alloc_tag *alloc_tag_idx_charged(unsigned long idx)
 		return alloc_tag_from_idx(idx);
 	alloc_tag_idx_sub_check(idx);
 	return NULL;
-}
-
-/*
- * __pgalloc_tag_sub_ext - a page is being freed, page_ext storage:
- * uncharge its tag, if it has one, whether profiling is still on or not.
- * Page-flags storage uncharges inline (pgalloc_tag_sub_idx() in
- * pgalloc_tag_sub()).
- *
- * The page must lose its index, or its next allocation, if made while
- * profiling is off at run time and so left untagged, would be uncharged
- * from that stale tag once profiling is back on. Where pages are marked,
- * free_pages_prepare() clears the mark with the flags, and pgalloc_tag_sub()
- * calls this for marked pages only (and for every page in debug builds,
- * to check that it had a tag). Without a mark the slot is cleared here,
- * also while profiling is off.
- */
-void __pgalloc_tag_sub_ext(struct page *page, unsigned int order)
-{
-	struct page_ext *page_ext = page_ext_get(page);
-	unsigned long idx;
-
-	if (!page_ext)
-		return;
-	idx = pgalloc_tag_ext_idx_load(page, page_ext);
-	if (!ALLOC_TAG_EXT_MARKED && idx != ALLOC_TAG_IDX_NONE)
-		pgalloc_tag_ext_idx_write(page_ext, ALLOC_TAG_IDX_NONE);
-	page_ext_put(page_ext);
-	pgalloc_tag_sub_idx(idx, order);
 }
 
 /*

@@ -11,7 +11,12 @@
 #     monitor (scripts/boot.sh -H), onlined movable, 2048 pages allocated
 #     from it at [test_alloc_tag] func:ops_movable and freed, offlined and
 #     removed; exact counters both times, the second DIMM at the first
-#     one's addresses.
+#     one's addresses;
+#   - paths.offline_while_allocating: a DIMM's blocks offlined and
+#     onlined movable ten times while a child on the other CPU allocates
+#     and frees pages in them (page_ext storage looks up the page_ext of
+#     the pages it allocates and frees without RCU); the call site's
+#     counters exact afterwards.
 # Both must run here: a skip is a failure. After them: no negative
 # counter (the tests check), and on the debug build no check fired.
 . "$(dirname "$0")/../lib.sh"
@@ -22,7 +27,7 @@ script="
 echo '== storage'; cat /sys/kernel/debug/alloc_tag/storage
 echo '== selftest'
 /opt/pftag/bin/alloc_tag_mm_test -t hugetlb_demote
-ALLOC_TAG_HOTPLUG=1 /opt/pftag/bin/alloc_tag_hotplug_test -t memory_hotplug
+ALLOC_TAG_HOTPLUG=1 /opt/pftag/bin/alloc_tag_hotplug_test -t memory_hotplug -t offline_while_allocating
 echo '== end'
 "
 
@@ -52,7 +57,7 @@ for run in "${runs[@]}"; do
 	eq "$mode: storage" "$storage" "$(field storage "$(section storage "$f")")"
 	section selftest "$f" | grep -v '^#QMP ' > "$o/$mode.tap"
 	report "$mode" "$o/$mode.tap" skips-fail
-	for t in hugetlb_demote memory_hotplug; do
+	for t in hugetlb_demote memory_hotplug offline_while_allocating; do
 		check "$mode: paths.$t ran" grep -qE "^(not )?ok [0-9]+ paths\.$t( |\$)" "$o/$mode.tap"
 	done
 	eq "$mode: QEMU took every monitor command" "" "$(grep '^error' "$o/$mode/qmp.log")"
