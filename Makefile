@@ -11,8 +11,8 @@ FRAGMENTS ?=
 ARCH_FRAG := $(if $(filter-out x86_64,$(ARCH)),+arch-$(ARCH))
 ID := $(CONFIG)$(foreach f,$(FRAGMENTS),+$(basename $(notdir $(f))))$(ARCH_FRAG)
 export V FRAGMENTS
-# Targets that build or measure x86_64 kernels only.
-X86_ONLY := bench mm-selftests stress check-bisect
+# Targets that build or measure x86_64 kernels only (bench takes arm64 too).
+X86_ONLY := $(if $(filter arm64,$(ARCH)),,bench) mm-selftests stress check-bisect
 ifneq ($(ARCH_FRAG),)
 ifneq ($(filter $(X86_ONLY),$(MAKECMDGOALS)),)
 $(error make $(filter $(X86_ONLY),$(MAKECMDGOALS)) is for x86_64 only, not ARCH=$(ARCH): drop ARCH=, or use make run/test/build/boot ARCH=$(ARCH))
@@ -41,7 +41,8 @@ help:
 	@echo 'make check-bisect build and boot every patch of the series on its own (long);'
 	@echo "                  BISECT='-n' dry run, '-f N' from step N, '-a' redo passed steps"
 	@echo 'make bench        cost of page-flags mode vs page_ext and no profiling:'
-	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min)'
+	@echo '                  bench/results/<date>-<host>.md and .png (about 25 min);'
+	@echo '                  ARCH=arm64: instructions and ledger on arm64 (<date>-<host>-arm64.md)'
 	@echo 'make allocinfo    the allocinfo tool: host build, and a static one for the guest'
 	@echo 'make selftest     the alloc_tag kselftest'"'"'s programs, static, for the guest (build/guest;'
 	@echo '                  ARCH=arm64: build/guest-arm64 too)'
@@ -146,7 +147,7 @@ mm-selftests: deps assemble
 # Not part of `make test`: figures, not assertions (tests/boot/bench-smoke.sh
 # only checks that the microbenchmark runs and parses).
 bench: deps assemble
-	@scripts/bench.sh
+	@$(if $(filter arm64,$(ARCH)),scripts/bench-arm64.sh,scripts/bench.sh)
 
 clean:
 	rm -rf build/obj build/boot build/guest build/test build/mm-selftests
