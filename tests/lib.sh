@@ -203,14 +203,33 @@ layout_real() {
 # PFTAG_TEST_RUN, so the test need not wait for the build lock, which the
 # background build holds for its next kernel. A test started by hand has
 # no PFTAG_TEST_RUN and always builds.
+# Within a run, one build of a kernel at a time: the background build and
+# a test that asks for the same kernel take a lock of their own for it
+# (build/test/prebuilt/ID.lock), and the second finds the mark and builds
+# nothing; a build while the other's guest boots that kernel would take
+# its files away (scripts/build.sh clears .pftag-built first).
 PREBUILT=$BUILD/test/prebuilt
 build_profiling() {
-	local id out
+	local id out lk rc=0
 	id=$(profiling_id "$1")
-	[ -z "${PFTAG_TEST_RUN:-}" ] ||
-		[ "$(cat "$PREBUILT/$id" 2>/dev/null)" != "$PFTAG_TEST_RUN" ] || return 0
-	out=$(FRAGMENTS=$1 "$TOP/scripts/build.sh" profiling 2>&1 &&
-		"$TOP/scripts/initramfs.sh" "$id" 2>&1) || { tail -20 <<< "$out"; return 1; }
+	if [ -n "${PFTAG_TEST_RUN:-}" ]; then
+		mkdir -p "$PREBUILT"
+		exec {lk}> "$PREBUILT/$id.lock"
+		flock "$lk"
+		if [ "$(cat "$PREBUILT/$id" 2>/dev/null)" = "$PFTAG_TEST_RUN" ]; then
+			exec {lk}>&-
+			return 0
+		fi
+	fi
+	if out=$(FRAGMENTS=$1 "$TOP/scripts/build.sh" profiling 2>&1 &&
+		"$TOP/scripts/initramfs.sh" "$id" 2>&1); then
+		[ -z "${PFTAG_TEST_RUN:-}" ] || echo "$PFTAG_TEST_RUN" > "$PREBUILT/$id"
+	else
+		tail -20 <<< "$out"
+		rc=1
+	fi
+	[ -z "${lk:-}" ] || exec {lk}>&-
+	return "$rc"
 }
 # arm64_part_skip WHAT: in make test's arm64 part (ARM64_PART=1, tests/run.sh),
 # which boots the profiling kernel only, report WHAT as skipped, saying

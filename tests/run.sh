@@ -71,12 +71,12 @@ fi
 # KASAN build (tests/boot/slab.sh) and the debug build of each layout in
 # LAYOUTS (tests/lib.sh), build in the background meanwhile, niced: the
 # host tests and the first boot tests leave a core mostly idle (a guest
-# runs on one host thread). Each kernel it has built
-# gets a mark in build/test/prebuilt (tests/lib.sh's build_profiling()),
-# so a test that needs it goes on at once; a test that needs one not built
-# yet waits for the build lock (scripts/build.sh) and builds it itself if
-# the background build failed. Only for the whole suite: a PATTERN run
-# builds what its tests ask for.
+# runs on one host thread). Each kernel built in a run gets a mark in
+# build/test/prebuilt (tests/lib.sh's build_profiling()), so a test that
+# needs it goes on at once; a test that needs one not built yet waits for
+# that kernel's lock and builds it itself if the background build has
+# not (the background then finds the mark). Only for the whole suite: a
+# PATTERN run builds what its tests ask for.
 rm -rf build/test/prebuilt
 mkdir -p build/test/prebuilt
 PFTAG_TEST_RUN=$$.$(date +%s)
@@ -90,7 +90,6 @@ if [ "$built" = 1 ] && [ -z "$pat" ] && [ -z "${ARM64_PART:-}" ]; then
 		for l in $LAYOUTS; do kernels+=("$(layout_frags "$l")"); done
 		for frags in "${kernels[@]}"; do
 			build_profiling "$frags" || exit 1
-			echo "$PFTAG_TEST_RUN" > "$PREBUILT/$(profiling_id "$frags")"
 			echo "built $(profiling_id "$frags")"
 		done
 	) > build/test/prebuild.log 2>&1 &
