@@ -4,7 +4,8 @@
 # the command line, and a bit cap too small for the kernel's tags (must
 # fall back). In each: the mode is reported; page_ext holds no tag memory
 # in page-flags mode, and 2 bytes a page of the memory sections that hold
-# RAM in page_ext mode; pftag_pages' known allocations show exactly their
+# RAM in page_ext mode, mapped in page_ext's window (the hooks' lookup);
+# pftag_pages' known allocations show exactly their
 # bytes and calls at their file:line and go back to zero when freed;
 # page_tags finds the tags on pages; unloading with live pages and 20
 # load/unload cycles leak no index. The /proc/allocinfo of the two
