@@ -325,18 +325,38 @@ void __pgalloc_tag_add(struct page *page, unsigned int order);
 void __pgalloc_tag_add_ext(struct page *page, unsigned int order);
 struct alloc_tag *__pgalloc_tag_get(struct page *page);
 
+/*
+ * Add @calls, then @bytes (see __alloc_tag_sub_idx()), to this CPU's
+ * @counters. On x86 a per-CPU add is one instruction, through the segment
+ * register. Elsewhere this_cpu_add() finds the CPU's area and keeps the
+ * task on the CPU for each add (arm64: a system register read and an
+ * atomic padded to the length of its LL/SC loop, in a preempt-off section
+ * on preemptible kernels). There the area is found once and both adds are
+ * atomic, with preemption on: a task that moves to another CPU meanwhile
+ * adds to the first CPU's counters, atomically, and every sum is the same.
+ * 64-bit only, where atomic_long_t is the counters' size and native.
+ */
+#define ALLOC_TAG_COUNTERS_ATOMIC	(IS_ENABLED(CONFIG_64BIT) && !IS_ENABLED(CONFIG_X86))
+
+static __always_inline void alloc_tag_counters_add(struct alloc_tag_counters __percpu *counters,
+						   long calls, long bytes)
+{
+	struct alloc_tag_counters *c;
+
+	if (!ALLOC_TAG_COUNTERS_ATOMIC) {
+		this_cpu_add(counters->calls, calls);
+		this_cpu_add(counters->bytes, bytes);
+		return;
+	}
+	c = raw_cpu_ptr(counters);
+	atomic_long_add(calls, (atomic_long_t *)&c->calls);
+	atomic_long_add(bytes, (atomic_long_t *)&c->bytes);
+}
+
 /* Charge an allocation of @bytes to @tag's per-CPU counters. */
 static __always_inline void alloc_tag_charge(struct alloc_tag *tag, size_t bytes)
 {
-	/*
-	 * One load of the counters' address: the per-CPU operations are
-	 * asm statements that clobber memory, and tag->counters would be
-	 * loaded again after the first.
-	 */
-	struct alloc_tag_counters __percpu *counters = tag->counters;
-
-	this_cpu_inc(counters->calls);
-	this_cpu_add(counters->bytes, bytes);
+	alloc_tag_counters_add(tag->counters, 1, bytes);
 }
 
 /* Charge 2^@order pages to @tag's per-CPU counters. */
@@ -349,7 +369,7 @@ static __always_inline void alloc_tag_charge_pages(struct alloc_tag *tag,
 /*
  * Uncharge an allocation from the tag of index @idx (a page or a slab
  * object being freed): add @neg_bytes, its size negated, to the tag's
- * bytes. this_cpu_sub() would negate the size each time; the slab free
+ * bytes. A subtraction would negate the size each time; the slab free
  * path keeps it negated in the cache (tag_free_bytes).
  */
 static __always_inline void __alloc_tag_sub_idx(unsigned long idx, long neg_bytes)
@@ -379,8 +399,7 @@ static __always_inline void __alloc_tag_sub_idx(unsigned long idx, long neg_byte
 	 * bytes sum to 0 (module_counters_free(), lib/alloc_tag.c), so no
 	 * access may follow that store.
 	 */
-	this_cpu_dec(counters->calls);
-	this_cpu_add(counters->bytes, neg_bytes);
+	alloc_tag_counters_add(counters, -1, neg_bytes);
 }
 
 /* Uncharge an allocation of @bytes from the tag of index @idx. */
