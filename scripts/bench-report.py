@@ -469,9 +469,11 @@ def main():
           ". The guests' vCPUs are host threads: anything else running on the host shows in "
           "the wall-clock figures (not in the instruction or cache counts).")
     p("")
-    p("Kernels: for each set, `baseline` (profiling not built in), `stock` (Linux 6.12.117 "
+    version = (read(os.path.join(o, "release-" + obj_id("baseline", sets[0])), "?")
+               .split("-")[0])
+    p("Kernels: for each set, `baseline` (profiling not built in), `stock` (Linux %s "
       "without the series, profiling built in and on, page tags in page_ext as 6.12 ships) and "
-      "`profiling` (6.12.117 + the series); `+layout-debian` builds the same with the "
+      "`profiling` (%s + the series); `+layout-debian` builds the same with the " % (version, version) +
       "`page->flags` layout of Debian's kernel (1 spare bit: the series keeps page tags in "
       "page_ext there), stock included, so that debian-layout is compared with stock on its "
       "own layout. Every config has `CONFIG_JUMP_LABEL=y` (static keys patched as "

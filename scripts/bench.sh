@@ -116,6 +116,9 @@ for s in $SETS; do
 	done
 done
 "$TOP/scripts/qemu-plugin.sh"
+# The series the kernels were built from, now: the tree may move on while
+# the guests run.
+git -C "$TREE" describe --always --tags HEAD > "$OUT/series-head" 2> /dev/null || true
 
 # The benchmark's userland, unpacked over the build's initramfs only on
 # these boots (-x): perf with the shared libraries it links, at their
@@ -227,7 +230,6 @@ for s in $SETS; do
 		cat "$BUILD/obj/$id/.pftag-built" > "$OUT/release-$id"
 	done
 done
-git -C "$TREE" describe --always --tags HEAD > "$OUT/series-head" 2> /dev/null || true
 flock -u 8
 secs=$(($(date +%s) - start))
 
