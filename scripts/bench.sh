@@ -76,14 +76,16 @@ CONFIGS=(
 	"fallback|profiling|mem_profiling_idx_bits=8"
 	"debian-layout|profiling+layout-debian|"
 	"stock-debian-layout|stock+layout-debian|"
+	"baseline-debian-layout|baseline+layout-debian|"
 )
 # The kernels built for each set: NAME[+FRAGMENT...] (scripts/config).
 # profiling+layout-debian has Debian's page->flags layout (1 spare bit):
 # the series keeps page tags in page_ext there by itself.
 # stock+layout-debian is stock 6.12 on that layout, which costs every
 # kernel instructions of its own (1024 nodes: longer node masks to walk),
-# the like-with-like comparison for debian-layout.
-BUILDS="baseline profiling stock profiling+layout-debian stock+layout-debian"
+# the like-with-like comparison for debian-layout; baseline+layout-debian
+# is no profiling on that layout, what both are measured against.
+BUILDS="baseline profiling stock profiling+layout-debian stock+layout-debian baseline+layout-debian"
 # build_frags B SET-FRAGMENTS: the FRAGMENTS of build B in a set.
 build_frags() { local x=""; [[ $1 != *+* ]] || x=${1#*+}; echo ${x//+/ } $2; }
 # set_loops SET N N_DISTRO: the loops of a phase in SET.
