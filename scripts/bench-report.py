@@ -488,7 +488,7 @@ def main():
             sec = data[s][name]["sec"]
             stg = re.search(r"^storage: (.+)$", sec.get("storage", ""), re.M)
             mp = sec.get("mem_profiling", "?").strip()
-            if build == "baseline":
+            if build.split("+")[0] == "baseline":
                 mode = "profiling not built in"
             elif build.startswith("stock"):
                 mode = "mem_profiling=%s, storage page_ext (6.12)" % mp

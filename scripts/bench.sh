@@ -118,15 +118,15 @@ for s in $SETS; do
 	done
 done
 "$TOP/scripts/qemu-plugin.sh"
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
 # The series the kernels were built from, now: the tree may move on while
 # the guests run.
 git -C "$TREE" describe --always --tags HEAD > "$OUT/series-head" 2> /dev/null || true
-
 # The benchmark's userland, unpacked over the build's initramfs only on
 # these boots (-x): perf with the shared libraries it links, at their
 # host paths, and the static helpers.
-rm -rf "$OUT"
-mkdir -p "$OUT"
 root=$OUT/guest-root
 mkdir -p "$root/opt/pftag/bench"
 gcc -O2 -static -o "$root/opt/pftag/bench/pftag-clock" "$TOP/bench/guest/pftag-clock.c"
